@@ -1,0 +1,72 @@
+"""The hook's configuration: one object built once at start-up and passed in.
+
+Nothing on the sync path reads the environment; `Settings.from_env` is called by the CLI.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8080
+DEFAULT_ISTIO_API_VERSION = "networking.istio.io/v1"
+ISTIO_API_VERSIONS = ("networking.istio.io/v1", "networking.istio.io/v1beta1")
+
+DEFAULT_ENGINE_IMAGES: Mapping[str, str] = {
+    "vllm": "vllm/vllm-openai:v0.11.0",
+    "tgi": "ghcr.io/huggingface/text-generation-inference:3.3.6",
+    "sglang": "lmsysorg/sglang:v0.5.3",
+    "triton": "nvcr.io/nvidia/tritonserver:25.09-vllm-python-py3",
+}
+
+DEFAULT_DOWNLOADER_IMAGES: Mapping[str, str] = {
+    "s3": "amazon/aws-cli:2.31.10",
+    "gs": "gcr.io/google.com/cloudsdktool/google-cloud-cli:541.0.0-slim",
+    "https": "curlimages/curl:8.16.0",
+    "models": "ghcr.io/mlflow/mlflow:v3.4.0",
+}
+
+
+def shipped_templates_dir() -> Path:
+    """The templates that come with llmdeploy: inside the installed package, or the
+    repository's `templates/` folder in a development checkout."""
+    packaged = Path(__file__).resolve().parent / "templates"
+    return packaged if packaged.is_dir() else Path(__file__).resolve().parent.parent / "templates"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything the hook can be configured with, with its defaults."""
+
+    host: str = DEFAULT_HOST
+    port: int = DEFAULT_PORT
+    templates_dir: Path = field(default_factory=shipped_templates_dir)
+    istio_api_version: str = DEFAULT_ISTIO_API_VERSION
+    engine_images: Mapping[str, str] = field(default_factory=lambda: dict(DEFAULT_ENGINE_IMAGES))
+    downloader_images: Mapping[str, str] = field(default_factory=lambda: dict(DEFAULT_DOWNLOADER_IMAGES))
+
+    def __post_init__(self) -> None:
+        if self.istio_api_version not in ISTIO_API_VERSIONS:
+            raise ValueError(
+                f"istio API version must be one of {', '.join(ISTIO_API_VERSIONS)}, "
+                f"not {self.istio_api_version!r}"
+            )
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: object) -> Settings:
+        """Settings from LLMDEPLOY_* variables; keyword overrides (from CLI flags) win."""
+        env = os.environ if environ is None else environ
+        values: dict[str, object] = {}
+        if "LLMDEPLOY_TEMPLATES_DIR" in env:
+            values["templates_dir"] = Path(env["LLMDEPLOY_TEMPLATES_DIR"])
+        if "LLMDEPLOY_ISTIO_API_VERSION" in env:
+            values["istio_api_version"] = env["LLMDEPLOY_ISTIO_API_VERSION"]
+        images = dict(DEFAULT_ENGINE_IMAGES)
+        for engine in DEFAULT_ENGINE_IMAGES:
+            images[engine] = env.get(f"LLMDEPLOY_{engine.upper()}_IMAGE", images[engine])
+        values["engine_images"] = images
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        return cls(**values)  # type: ignore[arg-type]
