@@ -76,6 +76,7 @@ class SpecModel(RuledModel):
         validate_by_name=False,
         serialize_by_alias=True,
         extra="forbid",
+        strict=True,
         frozen=True,
     )
 
@@ -319,6 +320,14 @@ class LLMDeploymentSpec(SpecModel):
              "must not exceed resources.gpu.count", ".engine.tensorParallelSize"),
         Rule(f"!has(self.canary) || {_GPU} == 0 || {_TP} <= {_GPU}",
              "the canary's tensorParallelSize must not exceed its GPU count", ".canary"),
+        Rule("!(self.engine.type == 'triton' && self.model.uri.startsWith('hf://'))",
+             "triton serves a model repository: use an s3://, gs://, https://, models:/, pvc:// or oci:// uri",
+             ".model.uri"),
+        Rule("!has(self.canary) || !((has(self.canary.engine.type) ? self.canary.engine.type : self.engine.type)"
+             " == 'triton' && (has(self.canary.model.uri) ? self.canary.model.uri : self.model.uri)"
+             ".startsWith('hf://'))",
+             "triton serves a model repository: use an s3://, gs://, https://, models:/, pvc:// or oci:// uri",
+             ".canary.model.uri"),
     )
 
     model: ModelSource = Field(description="The model to serve.")

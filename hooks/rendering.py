@@ -1,0 +1,135 @@
+"""Templates to child objects: a sandboxed Jinja environment built once, rendering the view.
+
+Templates are data from platform teams. They run sandboxed, undefined variables are errors,
+and every `{{ expression }}` is finalised by `yaml_scalar`, so no resource value can inject
+YAML structure. `Renderer` loads and checks the whole set at start-up; `sync` calls `render`.
+"""
+
+from __future__ import annotations
+
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import jinja2
+import yaml
+from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+from hooks.encoding import without_nulls, yaml_scalar
+from hooks.errors import TemplateError
+from hooks.view import View
+
+_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+DEPLOYMENT = "deployment.yaml"
+SERVICE = "service.yaml"
+AUTOSCALER = "hpa.yaml"
+DISRUPTION_BUDGET = "pdb.yaml"
+DESTINATION_RULE = "destinationrule.yaml"
+VIRTUAL_SERVICE = "virtualservice.yaml"
+CHILD_TEMPLATES = (DEPLOYMENT, SERVICE, AUTOSCALER, DISRUPTION_BUDGET, DESTINATION_RULE, VIRTUAL_SERVICE)
+
+JSON = dict[str, Any]
+
+
+def create_environment(templates_dir: Path) -> ImmutableSandboxedEnvironment:
+    return ImmutableSandboxedEnvironment(
+        loader=jinja2.FileSystemLoader(str(templates_dir)),
+        undefined=jinja2.StrictUndefined,
+        finalize=yaml_scalar,
+        autoescape=False,
+        keep_trailing_newline=True,
+        auto_reload=False,
+    )
+
+
+@dataclass(frozen=True)
+class Renderer:
+    """A loaded, checked template set."""
+
+    directory: Path
+    templates: dict[str, jinja2.Template]
+
+    @classmethod
+    def load(cls, directory: Path) -> Renderer:
+        """Compile every child template in `directory`; TemplateError names the file and line."""
+        if not directory.is_dir():
+            raise TemplateError(f"templates folder {directory} does not exist")
+        env = create_environment(directory)
+        templates = {}
+        for name in CHILD_TEMPLATES:
+            try:
+                templates[name] = env.get_template(name)
+            except jinja2.TemplateNotFound as e:
+                raise TemplateError("template is missing", name) from e
+            except jinja2.TemplateSyntaxError as e:
+                raise TemplateError(e.message or "syntax error", name, e.lineno) from e
+        return cls(directory, templates)
+
+    def render_children(self, view: View) -> list[JSON]:
+        """The desired children, in a fixed order: Deployments (stable, canary), Service,
+        HPA, PDB, DestinationRule, VirtualService; each only when the view calls for it."""
+        children: list[JSON] = []
+        for track in view.tracks:
+            children += self.render(DEPLOYMENT, view=view, track=track)
+        children += self.render(SERVICE, view=view)
+        if view.autoscaler is not None:
+            children += self.render(AUTOSCALER, view=view, autoscaler=view.autoscaler)
+        if view.disruption_budget is not None:
+            children += self.render(DISRUPTION_BUDGET, view=view)
+        if view.routing is not None:
+            children += self.render(DESTINATION_RULE, view=view, routing=view.routing)
+            children += self.render(VIRTUAL_SERVICE, view=view, routing=view.routing)
+        _check_unique(children)
+        return children
+
+    def render(self, name: str, **context: Any) -> list[JSON]:
+        """The objects one template renders to, checked to be well-formed children."""
+        try:
+            text = self.templates[name].render(**context)
+        except Exception as e:  # noqa: BLE001 - a template can fail in any way; report where
+            raise TemplateError(f"{type(e).__name__}: {e}", name, _template_line(e, name)) from e
+        try:
+            documents = [d for d in yaml.load_all(text, Loader=_YAML_LOADER) if d is not None]
+        except yaml.YAMLError as e:
+            mark = getattr(e, "problem_mark", None)
+            where = f" (line {mark.line + 1} of the rendered output)" if mark else ""
+            raise TemplateError(f"renders invalid YAML{where}: {getattr(e, 'problem', e)}", name) from e
+        namespace = context["view"].namespace
+        return [_checked_child(doc, name, namespace) for doc in documents]
+
+
+def _checked_child(doc: Any, template: str, namespace: str) -> JSON:
+    if not isinstance(doc, dict):
+        raise TemplateError("every rendered document must be a mapping", template)
+    meta = doc.get("metadata")
+    if not (isinstance(doc.get("apiVersion"), str) and isinstance(doc.get("kind"), str)
+            and isinstance(meta, dict) and isinstance(meta.get("name"), str) and meta["name"]):
+        raise TemplateError("every rendered object needs apiVersion, kind and metadata.name", template)
+    if meta.get("namespace", namespace) != namespace:
+        raise TemplateError(
+            f"{doc['kind']} {meta['name']} is in namespace {meta['namespace']!r}; "
+            f"children must stay in the LLMDeployment's namespace {namespace!r}", template)
+    child: JSON = without_nulls(doc)
+    child["metadata"]["namespace"] = namespace
+    return child
+
+
+def _check_unique(children: list[JSON]) -> None:
+    seen: set[tuple[str, str, str]] = set()
+    for child in children:
+        key = (child["apiVersion"], child["kind"], child["metadata"]["name"])
+        if key in seen:
+            raise TemplateError(f"{key[1]} {key[2]} is rendered twice")
+        seen.add(key)
+
+
+def _template_line(error: BaseException, name: str) -> int | None:
+    """The line of template `name` where rendering failed (Jinja rewrites tracebacks so that
+    template frames carry the template's file name and line)."""
+    line = getattr(error, "lineno", None)
+    for frame in traceback.extract_tb(error.__traceback__):
+        if frame.filename.endswith(name):
+            line = frame.lineno
+    return line if isinstance(line, int) else None
