@@ -90,8 +90,9 @@ def frozen_status(request: SyncRequest, names: Names, why: Literal["Invalid", "P
     rollouts = [_rollout(t, names.deployment(t), observed, desired=())
                 for t in ("stable", "canary") if t == "stable" or _find(observed, names.deployment(t))]
     previous = request.parent.status_map
-    models = {t: previous[t].get("model") for t in ("stable", "canary")
-              if isinstance(previous.get(t), dict) and isinstance(previous[t].get("model"), str)}
+    tracks: tuple[Track, ...] = ("stable", "canary")
+    models: dict[Track, Any] = {t: previous[t].get("model") for t in tracks
+                                if isinstance(previous.get(t), dict) and isinstance(previous[t].get("model"), str)}
     return _status(request, rollouts, models, _observed_url(observed, names), _observed_traffic(observed, rollouts),
                    spec_errors, frozen=why)
 
@@ -118,7 +119,7 @@ def _status(request: SyncRequest, rollouts: Sequence[Rollout], models: dict[Trac
         url=url,
         stable=tracks.get("stable"),
         canary=tracks.get("canary"),
-        traffic=TrafficStatus(router=traffic.router, stable=traffic.stable, canary=traffic.canary)  # type: ignore[arg-type]
+        traffic=TrafficStatus(router=traffic.router, stable=traffic.stable, canary=traffic.canary)
         if traffic else None,
         conditions=settle(fresh, previous_conditions(request.parent), request_time(request), generation),
     )

@@ -1,0 +1,102 @@
+"""Shared fixtures: settings, the shipped template set, a real hook server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from hooks.rendering import Renderer
+from hooks.selfcheck import check_templates
+from hooks.settings import Settings
+from tests.manifests import SHARED
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = SHARED / "design" / "samples"
+EXAMPLES = sorted((ROOT / "examples").glob("*.yaml"))
+
+
+@pytest.fixture(scope="session")
+def settings() -> Settings:
+    return Settings()
+
+
+@pytest.fixture(scope="session")
+def renderer(settings: Settings) -> Renderer:
+    return check_templates(settings.templates_dir, settings)
+
+
+def load_sample(name: str) -> dict[str, Any]:
+    path = SAMPLES / name
+    if not path.is_file():
+        pytest.skip(f"{path} is not here (no ../shared): the Metacontroller samples live there")
+    data: dict[str, Any] = json.loads(path.read_text())
+    return data
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+class HookServer:
+    """`llmdeploy serve` in its own process, as it runs in the cluster."""
+
+    def __init__(self, env: dict[str, str] | None = None, args: list[str] | None = None) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        command = [str(Path(sys.executable).parent / "llmdeploy"), "serve", "--host", "127.0.0.1",
+                   "--port", str(self.port), *(args or [])]
+        self.process = subprocess.Popen(command, env={**os.environ, **(env or {})},
+                                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+
+    def wait_ready(self, path: str = "/healthz", timeout: float = 30.0) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                output = self.process.stdout.read().decode() if self.process.stdout else ""
+                raise RuntimeError(f"hook server exited with {self.process.returncode}:\n{output}")
+            try:
+                if httpx.get(self.url + path, timeout=1).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.05)
+        raise TimeoutError(f"hook server on {self.url} did not become ready")
+
+    def stop(self) -> str:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        return self.process.stdout.read().decode() if self.process.stdout else ""
+
+
+@pytest.fixture(scope="session")
+def server() -> Iterator[HookServer]:
+    hook = HookServer()
+    try:
+        hook.wait_ready("/readyz")
+        yield hook
+    finally:
+        hook.stop()
+
+
+@pytest.fixture(scope="session")
+def client(server: HookServer) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=server.url, timeout=10) as c:
+        yield c
