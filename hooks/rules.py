@@ -10,10 +10,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, ClassVar
+from types import UnionType
+from typing import Any, ClassVar, Union, get_args, get_origin
 
 import cel
-from pydantic import BaseModel, GetJsonSchemaHandler
+from pydantic import BaseModel, GetJsonSchemaHandler, ValidationError
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema
 
@@ -35,10 +36,16 @@ class Rule:
 
     def holds(self, value: Any) -> bool:
         """True when the rule accepts `value`; a rule that cannot be evaluated does not hold."""
+        return self.evaluate(value) is True
+
+    def evaluate(self, value: Any) -> bool | None:
+        """The rule's verdict on `value`, or None when it cannot be evaluated (a missing or
+        mistyped field)."""
         try:
-            return _compiled(self.rule).execute({"self": value}) is True
+            result = _compiled(self.rule).execute({"self": value})
         except Exception:  # noqa: BLE001 - the CEL library raises bare runtime errors
-            return False
+            return None
+        return result if isinstance(result, bool) else None
 
 
 @lru_cache(maxsize=None)
@@ -83,3 +90,37 @@ def _violations_in(value: Any, path: str) -> Iterator[str]:
     elif isinstance(value, dict):
         for key, item in value.items():
             yield from _violations_in(item, f"{path}.{key}")
+
+
+def violations_where_valid(model: type[BaseModel], data: Any, path: str) -> Iterator[str]:
+    """The rule violations of every part of raw `data` that passes the schema on its own, so
+    that one type error elsewhere does not hide a broken rule."""
+    try:
+        instance = model.model_validate(data)
+    except ValidationError:
+        pass
+    else:
+        yield from violations(instance, path)
+        return
+    if not isinstance(data, dict):
+        return
+    for rule in getattr(model, "cel_rules", ()):
+        if rule.evaluate(data) is False:
+            yield f"{path}{rule.field_path}: {rule.message}"
+    for name, field in model.model_fields.items():
+        key = field.alias or name
+        if key in data:
+            yield from _raw_violations(field.annotation, data[key], f"{path}.{key}")
+
+
+def _raw_violations(annotation: Any, value: Any, path: str) -> Iterator[str]:
+    for option in get_args(annotation) if get_origin(annotation) in (Union, UnionType) else (annotation,):
+        origin, args = get_origin(option), get_args(option)
+        if isinstance(option, type) and issubclass(option, BaseModel) and isinstance(value, dict):
+            yield from violations_where_valid(option, value, path)
+        elif origin is list and args and isinstance(value, list):
+            for i, item in enumerate(value):
+                yield from _raw_violations(args[0], item, f"{path}[{i}]")
+        elif origin is dict and len(args) == 2 and isinstance(value, dict):
+            for key, item in value.items():
+                yield from _raw_violations(args[1], item, f"{path}.{key}")

@@ -34,6 +34,7 @@ NAME_RULES = (
          "starting with a letter (it names a Service)"),
 )
 PERCENT_PATTERN = r"^[0-9]+%$"
+EXTENDED_RESOURCE_PATTERN = r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?/[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$"
 
 
 def _quantity(value: Any) -> Any:
@@ -157,13 +158,15 @@ class EngineOverride(SpecModel):
 
 class Gpu(SpecModel):
     count: int = Field(1, ge=0, description="GPUs per replica; 0 runs on CPU.")
-    resource_name: str = Field("nvidia.com/gpu", min_length=1, description="Extended resource the GPUs are.")
+    resource_name: str = Field("nvidia.com/gpu", pattern=EXTENDED_RESOURCE_PATTERN,
+                               description="Extended resource the GPUs are, e.g. nvidia.com/gpu or amd.com/gpu.")
     product: str = Field("", description="GPU product (node label nvidia.com/gpu.product), e.g. NVIDIA-H100-80GB-HBM3.")
 
 
 class GpuOverride(SpecModel):
     count: int | None = Field(None, ge=0, description="The canary's GPUs per replica.")
-    resource_name: str | None = Field(None, min_length=1, description="The canary's GPU resource name.")
+    resource_name: str | None = Field(None, pattern=EXTENDED_RESOURCE_PATTERN,
+                                      description="The canary's GPU resource name.")
     product: str | None = Field(None, description="The canary's GPU product.")
 
 

@@ -11,7 +11,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from hooks.errors import SpecError
-from hooks.rules import violations
+from hooks.rules import violations, violations_where_valid
 from hooks.spec import NAME_RULES, LLMDeploymentSpec
 
 
@@ -23,7 +23,8 @@ def validate_resource(name: str, spec: Any) -> LLMDeploymentSpec:
     try:
         validated = LLMDeploymentSpec.model_validate(spec)
     except ValidationError as e:
-        raise SpecError([*errors, *(_describe(err) for err in e.errors())]) from e
+        broken_rules = violations_where_valid(LLMDeploymentSpec, spec, "spec")
+        raise SpecError([*errors, *(_describe(err) for err in e.errors()), *broken_rules]) from e
     errors += violations(validated, "spec")
     if errors:
         raise SpecError(errors)
@@ -37,6 +38,7 @@ _MESSAGES = {
     "greater_than_equal": "must be greater than or equal to {ge}",
     "less_than_equal": "must be less than or equal to {le}",
     "string_too_short": "must not be empty",
+    "string_pattern_mismatch": "must match {pattern}",
     "too_short": "must have at least {min_length} item",
     "literal_error": "must be one of {expected}",
     "int_type": "must be an integer",
