@@ -143,7 +143,8 @@ class Cluster:
             if live is None:
                 created = copy.deepcopy(obj)
                 created["metadata"].setdefault("annotations", {})[LAST_APPLIED_ANNOTATION] = json.dumps(obj)
-                created["metadata"].update(uid=f"uid-{key[1]}", generation=1, resourceVersion="1")
+                created["metadata"].update(uid=f"uid-{key[1]}", generation=1, resourceVersion="1",
+                                           creationTimestamp="2026-08-21T14:03:12Z")
                 self.objects[key] = _server_defaults(created)
                 self.writes += 1
                 continue
