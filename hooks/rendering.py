@@ -33,11 +33,17 @@ CHILD_TEMPLATES = (DEPLOYMENT, SERVICE, AUTOSCALER, DISRUPTION_BUDGET, DESTINATI
 JSON = dict[str, Any]
 
 
+def _finalize(value: Any) -> str:
+    if isinstance(value, jinja2.Undefined):
+        str(value)  # raises UndefinedError, naming what is undefined
+    return yaml_scalar(value)
+
+
 def create_environment(templates_dir: Path) -> ImmutableSandboxedEnvironment:
     return ImmutableSandboxedEnvironment(
         loader=jinja2.FileSystemLoader(str(templates_dir)),
         undefined=jinja2.StrictUndefined,
-        finalize=yaml_scalar,
+        finalize=_finalize,
         autoescape=False,
         keep_trailing_newline=True,
         auto_reload=False,

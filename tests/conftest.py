@@ -65,7 +65,7 @@ class HookServer:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                output = self.process.stdout.read().decode() if self.process.stdout else ""
+                output = self.stop()
                 raise RuntimeError(f"hook server exited with {self.process.returncode}:\n{output}")
             try:
                 if httpx.get(self.url + path, timeout=1).status_code == 200:
@@ -76,14 +76,15 @@ class HookServer:
         raise TimeoutError(f"hook server on {self.url} did not become ready")
 
     def stop(self) -> str:
+        """Stop the server (SIGTERM) and return everything it printed."""
         if self.process.poll() is None:
             self.process.terminate()
-            try:
-                self.process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        return self.process.stdout.read().decode() if self.process.stdout else ""
+        try:
+            output, _ = self.process.communicate(timeout=15)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            output, _ = self.process.communicate()
+        return output.decode(errors="replace") if output else ""
 
 
 @pytest.fixture(scope="session")
