@@ -88,7 +88,7 @@ def test_unsafe_freeze_is_refused_with_409(client: httpx.Client) -> None:
 
 
 def test_invalid_spec_is_a_200_that_keeps_children(client: httpx.Client) -> None:
-    applied = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "llama3", "namespace": "ml"}}
+    applied: dict[str, Any] = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "llama3", "namespace": "ml"}}
     child = {**applied, "metadata": {**applied["metadata"],
                                      "annotations": {LAST_APPLIED_ANNOTATION: json.dumps(applied)}}}
     response = post(client, mc.request(mc.parent({"model": {"uri": "bad"}}), [child]))
