@@ -27,11 +27,12 @@ URI_RULE = Rule(
     "oci://<image>, models:/<name>/<version> or https://<url>",
     ".uri",
 )
-NAME_RULES = (
-    Rule(f"size(self) <= {MAX_NAME_LENGTH}", f"must be at most {MAX_NAME_LENGTH} characters, to leave "
-         "room for the children's names and label values"),
-    Rule(f"self.matches(r'{NAME_PATTERN}')", "must be a DNS label: lowercase letters, digits and '-', "
-         "starting with a letter (it names a Service)"),
+# Rules on the whole resource, where CEL can see metadata.name.
+RESOURCE_RULES = (
+    Rule(f"size(self.metadata.name) <= {MAX_NAME_LENGTH}", f"must be at most {MAX_NAME_LENGTH} characters, to "
+         "leave room for the children's names and label values", ".metadata.name"),
+    Rule(f"self.metadata.name.matches(r'{NAME_PATTERN}')", "must be a DNS label: lowercase letters, digits and "
+         "'-', starting with a letter (it names a Service)", ".metadata.name"),
 )
 PERCENT_PATTERN = r"^[0-9]+%$"
 EXTENDED_RESOURCE_PATTERN = r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?/[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$"
@@ -95,6 +96,7 @@ class ModelSource(SpecModel):
     cel_rules = (URI_RULE,)
 
     uri: str = Field(
+        max_length=2048,
         description="Where the model comes from: hf://org/name (loaded by the engine), s3://, gs://, "
         "https:// or models:/ (downloaded by an init container), pvc://claim/path (mounted "
         "read-only) or oci://image (an image volume)."
@@ -118,7 +120,7 @@ class ModelSource(SpecModel):
 class ModelOverride(SpecModel):
     cel_rules = (URI_RULE,)
 
-    uri: str | None = Field(None, description="The canary's model URI; default: spec.model.uri.")
+    uri: str | None = Field(None, max_length=2048, description="The canary's model URI; default: spec.model.uri.")
     revision: str | None = Field(None, min_length=1, description="The canary's model revision.")
     served_name: str | None = Field(None, min_length=1, description="The canary's served model name.")
     quantization: Quantization | None = Field(None, description="The canary's quantization.")
@@ -138,7 +140,8 @@ class Engine(SpecModel):
     type: EngineType = Field("vllm", description="Serving engine.")
     image: str = Field("", description="Engine image; empty: the pinned default image of the engine type.")
     args: list[str] = Field(default_factory=list, description="Extra engine arguments, after the generated ones.")
-    env: list[EnvVar] = Field(default_factory=list, description="Extra environment variables (core/v1 EnvVar).")
+    env: list[EnvVar] = Field(default_factory=list, max_length=128,
+                              description="Extra environment variables (core/v1 EnvVar).")
     max_model_len: int | None = Field(None, ge=1, description="Maximum context length, in tokens.")
     tensor_parallel_size: int | None = Field(
         None, ge=1, description="GPUs one model replica is sharded over; default: resources.gpu.count."
@@ -150,7 +153,8 @@ class EngineOverride(SpecModel):
     type: EngineType | None = Field(None, description="The canary's engine type.")
     image: str | None = Field(None, min_length=1, description="The canary's engine image.")
     args: list[str] | None = Field(None, description="The canary's extra engine arguments (replace the stable's).")
-    env: list[EnvVar] | None = Field(None, description="Environment variables merged by name over the stable's.")
+    env: list[EnvVar] | None = Field(None, max_length=128,
+                                     description="Environment variables merged by name over the stable's.")
     max_model_len: int | None = Field(None, ge=1, description="The canary's maximum context length.")
     tensor_parallel_size: int | None = Field(None, ge=1, description="The canary's tensor parallel size.")
     port: int | None = Field(None, ge=1, le=65535, description="The canary's engine port.")
@@ -210,6 +214,7 @@ class Autoscaling(SpecModel):
     metrics: list[Metric] = Field(
         default_factory=lambda: [Metric(type="queue-length", target=5)],
         min_length=1,
+        max_length=10,
         description="What to scale on; the HPA follows whichever asks for the most replicas.",
     )
     scale_down_stabilization_seconds: int = Field(
@@ -234,9 +239,10 @@ class HTTPMatch(SpecModel):
              "a match must name headers, uri, queryParams or method (an empty match takes all traffic)"),
     )
 
-    headers: dict[str, StringMatch] | None = Field(None, description="Request headers that must match.")
+    headers: dict[str, StringMatch] | None = Field(None, max_length=16, description="Request headers that must match.")
     uri: StringMatch | None = Field(None, description="URI path that must match.")
-    query_params: dict[str, StringMatch] | None = Field(None, description="Query parameters that must match.")
+    query_params: dict[str, StringMatch] | None = Field(None, max_length=16,
+                                                        description="Query parameters that must match.")
     method: StringMatch | None = Field(None, description="HTTP method that must match.")
 
 
@@ -247,7 +253,8 @@ class Canary(SpecModel):
     engine: EngineOverride = Field(default_factory=EngineOverride, description="Overrides of spec.engine.")
     resources: ResourcesOverride = Field(default_factory=ResourcesOverride, description="Overrides of spec.resources.")
     match: list[HTTPMatch] = Field(
-        default_factory=list, description="Requests matching any entry always go to the canary (A/B)."
+        default_factory=list, max_length=16,
+        description="Requests matching any entry always go to the canary (A/B).",
     )
     mirror: bool = Field(False, description="Also mirror stable traffic to the canary; its responses are discarded.")
     mirror_percent: int = Field(100, ge=0, le=100, description="Percent of traffic mirrored.")

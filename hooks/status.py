@@ -45,6 +45,7 @@ class LLMDeploymentStatus(_StatusModel):
     observed_generation: int = Field(alias="observedGeneration", description="The generation last synced.")
     phase: Phase = Field(description="Pending, Progressing, Ready, Degraded, Invalid or Paused.")
     url: str | None = Field(None, description="Where in-cluster callers reach the model.")
+    ready: str | None = Field(None, description="Ready stable replicas out of desired, e.g. 2/2 (kubectl's Ready).")
     stable: TrackStatus | None = Field(None, description="The stable Deployment.")
     canary: TrackStatus | None = Field(None, description="The canary Deployment, when there is one.")
     traffic: TrafficStatus | None = Field(None, description="The traffic split in force.")
@@ -117,6 +118,7 @@ def _status(request: SyncRequest, rollouts: Sequence[Rollout], models: dict[Trac
         observed_generation=generation,
         phase=phase,
         url=url,
+        ready=next((f"{r.ready}/{r.desired}" for r in rollouts if r.track == "stable"), None),
         stable=tracks.get("stable"),
         canary=tracks.get("canary"),
         traffic=TrafficStatus(router=traffic.router, stable=traffic.stable, canary=traffic.canary)

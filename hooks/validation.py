@@ -12,12 +12,13 @@ from pydantic import ValidationError
 
 from hooks.errors import SpecError
 from hooks.rules import violations, violations_where_valid
-from hooks.spec import NAME_RULES, LLMDeploymentSpec
+from hooks.spec import RESOURCE_RULES, LLMDeploymentSpec
 
 
 def validate_resource(name: str, spec: Any) -> LLMDeploymentSpec:
     """The validated spec of the LLMDeployment `name`; SpecError lists every problem."""
-    errors = [f"metadata.name: {rule.message}" for rule in NAME_RULES if not rule.holds(name)]
+    named = {"metadata": {"name": name}}
+    errors = [f"{r.field_path.lstrip('.')}: {r.message}" for r in RESOURCE_RULES if not r.holds(named)]
     if not isinstance(spec, dict):
         raise SpecError([*errors, "spec: must be an object with at least model.uri"])
     try:
@@ -40,6 +41,8 @@ _MESSAGES = {
     "string_too_short": "must not be empty",
     "string_pattern_mismatch": "must match {pattern}",
     "too_short": "must have at least {min_length} item",
+    "too_long": "must have at most {max_length} items",
+    "string_too_long": "must be at most {max_length} characters",
     "literal_error": "must be one of {expected}",
     "int_type": "must be an integer",
     "string_type": "must be a string",

@@ -101,3 +101,23 @@ def server() -> Iterator[HookServer]:
 def client(server: HookServer) -> Iterator[httpx.Client]:
     with httpx.Client(base_url=server.url, timeout=10) as c:
         yield c
+
+
+@pytest.fixture(autouse=True)
+def every_status_fits_the_crd(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every status the hook computes in any test must validate against the committed CRD's
+    status schema with unknown fields rejected: a field the API server prunes would make
+    Metacontroller rewrite status on every sync."""
+    import hooks.status
+    from tests.crdschema import root_schema, schema_problems
+
+    status_schema = root_schema()["properties"]["status"]
+    original = hooks.status._status
+
+    def checked(*args: Any, **kwargs: Any) -> hooks.status.LLMDeploymentStatus:
+        status = original(*args, **kwargs)
+        problems = schema_problems(status_schema, status.as_json())
+        assert not problems, f"status does not fit the CRD: {problems}"
+        return status
+
+    monkeypatch.setattr(hooks.status, "_status", checked)
