@@ -7,14 +7,16 @@ Metacontroller delete or change a serving child.
 
 from __future__ import annotations
 
+import hmac
 import logging
+from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.responses import Response
 
 from hooks.encoding import dumps, loads
-from hooks.errors import RequestError, TemplateError
+from hooks.errors import ConfigError, RequestError, TemplateError
 from hooks.hookapi import parse_request
 from hooks.rendering import Renderer
 from hooks.selfcheck import check_templates
@@ -32,12 +34,32 @@ def error_response(status_code: int, error: str, message: str) -> Response:
     return json_response({"error": error, "message": message}, status_code)
 
 
+def read_token(path: Path | None) -> str | None:
+    """The bearer token the hook expects, read once at start-up."""
+    if path is None:
+        return None
+    try:
+        token = path.read_text().strip()
+    except OSError as e:
+        raise ConfigError(f"cannot read the auth token file {path}: {e}") from e
+    if not token:
+        raise ConfigError(f"the auth token file {path} is empty")
+    return token
+
+
 class Hook:
-    """The state a running hook keeps: its settings and its loaded template set."""
+    """The state a running hook keeps: its settings, token and loaded template set."""
 
     def __init__(self, settings: Settings, renderer: Renderer | None) -> None:
         self.settings = settings
         self.renderer = renderer
+        self.token = read_token(settings.auth_token_file)
+
+    def authorized(self, header: str | None) -> bool:
+        if self.token is None:
+            return True
+        scheme, _, credential = (header or "").partition(" ")
+        return scheme.lower() == "bearer" and hmac.compare_digest(credential.strip(), self.token)
 
     def handle_sync(self, body: bytes) -> Response:
         if self.renderer is None:
@@ -75,6 +97,9 @@ def create_app(settings: Settings) -> FastAPI:
 
     @app.post("/sync", summary="Metacontroller CompositeController sync hook")
     async def sync_route(request: Request) -> Response:
+        if not hook.authorized(request.headers.get("authorization")):
+            return json_response({"error": "Unauthorized", "message": "a valid Authorization: Bearer token "
+                                  "is required"}, 401, headers={"WWW-Authenticate": "Bearer"})
         return hook.handle_sync(await request.body())
 
     @app.get("/healthz", summary="Alive")

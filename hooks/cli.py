@@ -40,8 +40,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "crd":
         sys.stdout.write(crd_yaml())
         return 0
-    settings = Settings.from_env()
     try:
+        settings = Settings.from_env()
         if args.command == "serve":
             return _serve(settings, args.host, args.port)
         return _render(settings, args.filename, args.observed)
@@ -67,7 +67,8 @@ def _serve(settings: Settings, host: str, port: int) -> int:
     from hooks.app import create_app
 
     check_templates(settings.templates_dir, settings)  # refuse to start with broken templates
-    uvicorn.run(create_app(settings), host=host, port=port, log_level="info")
+    uvicorn.run(create_app(settings), host=host, port=port, log_level="info",
+                ssl_certfile=settings.tls_cert_file, ssl_keyfile=settings.tls_key_file)
     return 0
 
 

@@ -3,6 +3,7 @@
     LLMDeployError
     ├── SpecError        the resource's author: reported in status, children kept as they are
     ├── TemplateError    the platform team: a template fails to load or render; the hook refuses
+    ├── ConfigError      the platform team: a setting is wrong; the hook does not start
     └── RequestError     the caller (Metacontroller, a person with curl): answered with a 4xx
         └── UnsafeToAnswer  the request is fine but no answer is safe: refuse, change nothing
 """
@@ -30,6 +31,10 @@ class TemplateError(LLMDeployError):
         self.line = line
         where = f"{template}:{line}: " if template and line else f"{template}: " if template else ""
         super().__init__(f"{where}{message}")
+
+
+class ConfigError(LLMDeployError):
+    """The hook's own configuration is unusable (a missing token file, half a TLS pair)."""
 
 
 class RequestError(LLMDeployError):

@@ -10,6 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from hooks.errors import ConfigError
+
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8080
 DEFAULT_ISTIO_API_VERSION = "networking.istio.io/v1"
@@ -47,23 +49,35 @@ class Settings:
     istio_api_version: str = DEFAULT_ISTIO_API_VERSION
     engine_images: Mapping[str, str] = field(default_factory=lambda: dict(DEFAULT_ENGINE_IMAGES))
     downloader_images: Mapping[str, str] = field(default_factory=lambda: dict(DEFAULT_DOWNLOADER_IMAGES))
+    auth_token_file: Path | None = None  # set: /sync requires "Authorization: Bearer <its content>"
+    tls_cert_file: Path | None = None  # set with tls_key_file: serve HTTPS
+    tls_key_file: Path | None = None
 
     def __post_init__(self) -> None:
+        if (self.tls_cert_file is None) != (self.tls_key_file is None):
+            raise ConfigError("TLS needs both a certificate file and a key file")
         if self.istio_api_version not in ISTIO_API_VERSIONS:
-            raise ValueError(
+            raise ConfigError(
                 f"istio API version must be one of {', '.join(ISTIO_API_VERSIONS)}, "
                 f"not {self.istio_api_version!r}"
             )
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: object) -> Settings:
-        """Settings from LLMDEPLOY_* variables; keyword overrides (from CLI flags) win."""
+        """Settings from LLMDEPLOY_* variables; keyword overrides (from CLI flags) win.
+
+        LLMDEPLOY_TEMPLATES_DIR, LLMDEPLOY_ISTIO_API_VERSION, LLMDEPLOY_<ENGINE>_IMAGE,
+        LLMDEPLOY_AUTH_TOKEN_FILE, LLMDEPLOY_TLS_CERT_FILE, LLMDEPLOY_TLS_KEY_FILE.
+        """
         env = os.environ if environ is None else environ
         values: dict[str, object] = {}
         if "LLMDEPLOY_TEMPLATES_DIR" in env:
             values["templates_dir"] = Path(env["LLMDEPLOY_TEMPLATES_DIR"])
         if "LLMDEPLOY_ISTIO_API_VERSION" in env:
             values["istio_api_version"] = env["LLMDEPLOY_ISTIO_API_VERSION"]
+        for name in ("auth_token_file", "tls_cert_file", "tls_key_file"):
+            if env.get(f"LLMDEPLOY_{name.upper()}"):
+                values[name] = Path(env[f"LLMDEPLOY_{name.upper()}"])
         images = dict(DEFAULT_ENGINE_IMAGES)
         for engine in DEFAULT_ENGINE_IMAGES:
             images[engine] = env.get(f"LLMDEPLOY_{engine.upper()}_IMAGE", images[engine])

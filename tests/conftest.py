@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import ssl
 import subprocess
 import sys
 import time
@@ -53,9 +54,11 @@ def free_port() -> int:
 class HookServer:
     """`llmdeploy serve` in its own process, as it runs in the cluster."""
 
-    def __init__(self, env: dict[str, str] | None = None, args: list[str] | None = None) -> None:
+    def __init__(self, env: dict[str, str] | None = None, args: list[str] | None = None,
+                 verify: ssl.SSLContext | None = None) -> None:
         self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
+        self.verify: ssl.SSLContext | bool = verify or True
+        self.url = f"{'https' if verify else 'http'}://127.0.0.1:{self.port}"
         command = [str(Path(sys.executable).parent / "llmdeploy"), "serve", "--host", "127.0.0.1",
                    "--port", str(self.port), *(args or [])]
         self.process = subprocess.Popen(command, env={**os.environ, **(env or {})},
@@ -68,7 +71,7 @@ class HookServer:
                 output = self.stop()
                 raise RuntimeError(f"hook server exited with {self.process.returncode}:\n{output}")
             try:
-                if httpx.get(self.url + path, timeout=1).status_code == 200:
+                if httpx.get(self.url + path, timeout=1, verify=self.verify).status_code == 200:
                     return
             except httpx.HTTPError:
                 pass

