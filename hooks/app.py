@@ -7,8 +7,11 @@ Metacontroller delete or change a serving child.
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +21,7 @@ from fastapi.responses import Response
 from hooks.encoding import dumps, loads
 from hooks.errors import ConfigError, RequestError, TemplateError
 from hooks.hookapi import parse_request
+from hooks.reload import TemplateReloader
 from hooks.rendering import Renderer
 from hooks.selfcheck import check_templates
 from hooks.settings import Settings
@@ -61,8 +65,13 @@ class Hook:
         scheme, _, credential = (header or "").partition(" ")
         return scheme.lower() == "bearer" and hmac.compare_digest(credential.strip(), self.token)
 
+    def install(self, renderer: Renderer) -> None:
+        """Serve with a new, checked template set from now on (one assignment: atomic)."""
+        self.renderer = renderer
+
     def handle_sync(self, body: bytes) -> Response:
-        if self.renderer is None:
+        renderer = self.renderer  # one set for the whole request, whatever a reload does
+        if renderer is None:
             return error_response(503, "NotReady", "templates are not loaded; see the hook's log")
         try:
             request = parse_request(loads(body))
@@ -72,7 +81,7 @@ class Hook:
             return error_response(400, "InvalidJSON", f"the request body is not valid JSON: {e}")
         parent = f"{request.parent.metadata.namespace}/{request.parent.metadata.name}"
         try:
-            result = sync(request, self.renderer, self.settings)
+            result = sync(request, renderer, self.settings)
         except RequestError as e:
             log.warning("sync %s refused: %s", parent, e)
             return error_response(e.status_code, type(e).__name__, str(e))
@@ -87,12 +96,25 @@ class Hook:
 
 def create_app(settings: Settings) -> FastAPI:
     try:
-        renderer: Renderer | None = check_templates(settings.templates_dir, settings)
+        renderer: Renderer | None = check_templates(settings)
     except TemplateError as e:
-        log.error("templates in %s are broken: %s", settings.templates_dir, e)
+        log.error("templates are broken, not ready: %s", e)
         renderer = None
     hook = Hook(settings, renderer)
-    app = FastAPI(title="llmdeploy sync hook", version="0.1.0", docs_url=None, redoc_url=None)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        if settings.templates_dir is None:
+            yield
+            return
+        reloader = TemplateReloader(settings, hook.install)
+        task = asyncio.create_task(reloader.run())
+        try:
+            yield
+        finally:
+            task.cancel()
+
+    app = FastAPI(title="llmdeploy sync hook", version="0.1.0", docs_url=None, redoc_url=None, lifespan=lifespan)
     app.state.hook = hook
 
     @app.post("/sync", summary="Metacontroller CompositeController sync hook")

@@ -3,6 +3,7 @@
     llmdeploy serve [--host H] [--port P]
     llmdeploy render -f CR.yaml [--observed FILE]   children on stdout (YAML), status on stderr
     llmdeploy crd                                   the CustomResourceDefinition, from the models
+    llmdeploy templates check [DIR]                 try a template folder against the examples
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from hooks.hookapi import parse_request
 from hooks.selfcheck import check_templates
 from hooks.settings import DEFAULT_HOST, DEFAULT_PORT, Settings
 from hooks.sync import sync
+from hooks.templatecheck import DEFAULT_CONTROLLER, DEFAULT_EXAMPLES, check_folder
 
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
@@ -36,6 +38,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     render.add_argument("-f", "--filename", type=Path, required=True, help="an LLMDeployment YAML file")
     render.add_argument("--observed", type=Path, help="YAML/JSON of observed children (a stream or a List)")
     commands.add_parser("crd", help="print the LLMDeployment CustomResourceDefinition")
+    templates = commands.add_parser("templates", help="work with template folders")
+    template_commands = templates.add_subparsers(dest="templates_command", required=True)
+    check = template_commands.add_parser("check", help="load and render a template folder against the examples")
+    check.add_argument("folder", nargs="?", type=Path, help="override folder (default: LLMDEPLOY_TEMPLATES_DIR)")
+    check.add_argument("--examples", type=Path, default=DEFAULT_EXAMPLES, help="folder of example resources")
+    check.add_argument("--controller", type=Path, default=DEFAULT_CONTROLLER,
+                       help="the CompositeController whose childResources the templates must fit")
     args = parser.parse_args(argv)
     if args.command == "crd":
         sys.stdout.write(crd_yaml())
@@ -44,6 +53,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         settings = Settings.from_env()
         if args.command == "serve":
             return _serve(settings, args.host, args.port)
+        if args.command == "templates":
+            return _check_templates(settings, args.folder, args.examples, args.controller)
         return _render(settings, args.filename, args.observed)
     except LLMDeployError as e:
         print(f"llmdeploy: {e}", file=sys.stderr)
@@ -66,10 +77,21 @@ def _serve(settings: Settings, host: str, port: int) -> int:
 
     from hooks.app import create_app
 
-    check_templates(settings.templates_dir, settings)  # refuse to start with broken templates
+    check_templates(settings)  # refuse to start with broken templates
     uvicorn.run(create_app(settings), host=host, port=port, log_level="info",
                 ssl_certfile=settings.tls_cert_file, ssl_keyfile=settings.tls_key_file)
     return 0
+
+
+def _check_templates(settings: Settings, folder: Path | None, examples: Path, controller: Path) -> int:
+    report = check_folder(settings, folder, examples, controller)
+    for line in report.rendered:
+        print(f"OK {line}")
+    for line in report.warnings:
+        print(f"WARNING {line}", file=sys.stderr)
+    for line in report.errors:
+        print(f"ERROR {line}", file=sys.stderr)
+    return 1 if report.errors else 0
 
 
 def _read_objects(path: Path) -> list[Any]:
@@ -98,7 +120,7 @@ def _render(settings: Settings, filename: Path, observed_file: Path | None) -> i
             key = f"{obj.get('kind')}.{obj.get('apiVersion')}"
             children.setdefault(key, {})[str((obj.get("metadata") or {}).get("name"))] = obj
     request = parse_request({"parent": parent, "children": children})
-    renderer = check_templates(settings.templates_dir, settings)
+    renderer = check_templates(settings)
     result = sync(request, renderer, settings)
     yaml.dump_all(result.children, sys.stdout, Dumper=_DUMPER, sort_keys=False, explicit_start=True)
     sys.stdout.flush()

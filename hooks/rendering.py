@@ -1,8 +1,10 @@
 """Templates to child objects: a sandboxed Jinja environment built once, rendering the view.
 
-Templates are data from platform teams. They run sandboxed, undefined variables are errors,
-and every `{{ expression }}` is finalised by `yaml_scalar`, so no resource value can inject
-YAML structure. `Renderer` loads and checks the whole set at start-up; `sync` calls `render`.
+Templates are data from platform teams. A template set is the shipped templates with an
+optional override folder on top: a file there replaces the shipped one of the same name, and
+any other `*.yaml` there renders an extra child per LLMDeployment (`_*` files hold macros).
+They run sandboxed, undefined variables are errors, and every `{{ expression }}` is finalised
+by `yaml_scalar`, so no resource value can inject YAML structure.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from hooks.view import View
 
 _YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
+TEMPLATE_SUFFIX = ".yaml"
 DEPLOYMENT = "deployment.yaml"
 SERVICE = "service.yaml"
 AUTOSCALER = "hpa.yaml"
@@ -31,6 +34,9 @@ VIRTUAL_SERVICE = "virtualservice.yaml"
 CHILD_TEMPLATES = (DEPLOYMENT, SERVICE, AUTOSCALER, DISRUPTION_BUDGET, DESTINATION_RULE, VIRTUAL_SERVICE)
 
 JSON = dict[str, Any]
+# What the child templates render; an extra template may not add another of these.
+MANAGED_KINDS = frozenset({"Deployment", "Service", "HorizontalPodAutoscaler", "PodDisruptionBudget",
+                           "DestinationRule", "VirtualService"})
 
 
 def _finalize(value: Any) -> str:
@@ -39,9 +45,19 @@ def _finalize(value: Any) -> str:
     return yaml_scalar(value)
 
 
-def create_environment(templates_dir: Path) -> ImmutableSandboxedEnvironment:
+SHIPPED_PREFIX = "llmdeploy"
+
+
+def create_environment(shipped: Path, overrides: Path | None) -> ImmutableSandboxedEnvironment:
+    """The sandbox. A name resolves in the override folder first, then in the shipped one;
+    `llmdeploy/<name>` always means the shipped template, so that an override can
+    `{% extends "llmdeploy/deployment.yaml" %}` and fill in only the blocks it changes."""
+    folders = [str(overrides), str(shipped)] if overrides else [str(shipped)]
     return ImmutableSandboxedEnvironment(
-        loader=jinja2.FileSystemLoader(str(templates_dir)),
+        loader=jinja2.ChoiceLoader([
+            jinja2.PrefixLoader({SHIPPED_PREFIX: jinja2.FileSystemLoader(str(shipped))}),
+            jinja2.FileSystemLoader(folders),
+        ]),
         undefined=jinja2.StrictUndefined,
         finalize=_finalize,
         autoescape=False,
@@ -50,35 +66,49 @@ def create_environment(templates_dir: Path) -> ImmutableSandboxedEnvironment:
     )
 
 
+def extra_template_names(folder: Path | None) -> list[str]:
+    """The templates of an override folder that render extra children."""
+    if folder is None:
+        return []
+    return sorted(p.name for p in folder.glob(f"*{TEMPLATE_SUFFIX}")
+                  if p.name not in CHILD_TEMPLATES and not p.name.startswith(("_", ".")))
+
+
 @dataclass(frozen=True)
 class Renderer:
-    """A loaded, checked template set."""
+    """A loaded template set: the child templates, then the extra ones, compiled."""
 
-    directory: Path
     templates: dict[str, jinja2.Template]
+    extras: tuple[str, ...]
 
     @classmethod
-    def load(cls, directory: Path) -> Renderer:
-        """Compile every child template in `directory`; TemplateError names the file and line."""
-        if not directory.is_dir():
-            raise TemplateError(f"templates folder {directory} does not exist")
-        env = create_environment(directory)
+    def load(cls, shipped: Path, overrides: Path | None = None) -> Renderer:
+        """Compile the shipped templates with `overrides` on top; TemplateError names the
+        file and line of the first problem."""
+        for folder in (shipped, overrides):
+            if folder is not None and not folder.is_dir():
+                raise TemplateError(f"templates folder {folder} does not exist")
+        env = create_environment(shipped, overrides)
+        extras = extra_template_names(overrides)
         templates = {}
-        for name in CHILD_TEMPLATES:
+        for name in [*CHILD_TEMPLATES, *extras]:
             try:
                 templates[name] = env.get_template(name)
             except jinja2.TemplateNotFound as e:
                 raise TemplateError("template is missing", name) from e
             except jinja2.TemplateSyntaxError as e:
-                raise TemplateError(e.message or "syntax error", name, e.lineno) from e
-        return cls(directory, templates)
+                raise TemplateError(e.message or "syntax error", e.filename and Path(e.filename).name or name,
+                                    e.lineno) from e
+        return cls(templates, tuple(extras))
 
     def render_children(self, view: View) -> list[JSON]:
         """The desired children, in a fixed order: Deployments (stable, canary), Service,
         HPA, PDB, DestinationRule, VirtualService; each only when the view calls for it."""
         children: list[JSON] = []
         for track in view.tracks:
-            children += self.render(DEPLOYMENT, view=view, track=track)
+            (deployment,) = self.render(DEPLOYMENT, view=view, track=track)
+            _check_selector(deployment)
+            children.append(deployment)
         children += self.render(SERVICE, view=view)
         if view.autoscaler is not None:
             children += self.render(AUTOSCALER, view=view, autoscaler=view.autoscaler)
@@ -87,6 +117,14 @@ class Renderer:
         if view.routing is not None:
             children += self.render(DESTINATION_RULE, view=view, routing=view.routing)
             children += self.render(VIRTUAL_SERVICE, view=view, routing=view.routing)
+        managed = {child["kind"] for child in children} | MANAGED_KINDS
+        for name in self.extras:
+            for extra in self.render(name, view=view):
+                if extra["kind"] in managed:
+                    raise TemplateError(
+                        f"renders a {extra['kind']} ({extra['metadata']['name']}), a kind llmdeploy already "
+                        f"manages: override its template instead of adding a second one", name)
+                children.append(extra)
         _check_unique(children)
         return children
 
@@ -120,6 +158,19 @@ def _checked_child(doc: Any, template: str, namespace: str) -> JSON:
     child: JSON = without_nulls(doc)
     child["metadata"]["namespace"] = namespace
     return child
+
+
+def _check_selector(deployment: JSON) -> None:
+    """A Deployment whose pods do not carry its selector's labels is one Kubernetes rejects,
+    and one a customised template can produce: refuse it here, naming the template."""
+    try:
+        selector = deployment["spec"]["selector"]["matchLabels"]
+        pod_labels = deployment["spec"]["template"]["metadata"]["labels"]
+        ok = isinstance(selector, dict) and isinstance(pod_labels, dict) and selector.items() <= pod_labels.items()
+    except (KeyError, TypeError):
+        ok = False
+    if not ok:
+        raise TemplateError("the Deployment's pod labels must include its selector's labels", DEPLOYMENT)
 
 
 def _check_unique(children: list[JSON]) -> None:

@@ -11,7 +11,7 @@ from typing import Any
 from hooks.hookapi import KubeObject
 from hooks.naming import Names
 from hooks.rendering import Renderer
-from hooks.settings import Settings
+from hooks.settings import Settings, shipped_templates_dir
 from hooks.spec import LLMDeploymentSpec
 from hooks.view import build_view
 
@@ -32,9 +32,10 @@ EVERY_BRANCH: dict[str, Any] = {
 SECOND_CANARY: dict[str, Any] = {"model": {"uri": "oci://registry/models/llama:1"}}
 
 
-def check_templates(directory: Path, settings: Settings) -> Renderer:
-    """Load the template set in `directory` and render it end to end; TemplateError if broken."""
-    renderer = Renderer.load(directory)
+def check_templates(settings: Settings, overrides: Path | None = None) -> Renderer:
+    """Load the template set (shipped, with `overrides` or the configured folder on top) and
+    render it end to end; TemplateError if it is broken."""
+    renderer = Renderer.load(shipped_templates_dir(), overrides or settings.templates_dir)
     names = Names(parent="selfcheck", namespace="default", controller_uid="00000000-0000-0000-0000-000000000000")
     canary_live = KubeObject.model_validate({
         "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": names.deployment("canary")},

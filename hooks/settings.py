@@ -15,6 +15,7 @@ from hooks.errors import ConfigError
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8080
 DEFAULT_ISTIO_API_VERSION = "networking.istio.io/v1"
+DEFAULT_TEMPLATES_POLL_SECONDS = 2.0  # how often a mounted override folder is checked for changes
 ISTIO_API_VERSIONS = ("networking.istio.io/v1", "networking.istio.io/v1beta1")
 
 DEFAULT_ENGINE_IMAGES: Mapping[str, str] = {
@@ -32,6 +33,16 @@ DEFAULT_DOWNLOADER_IMAGES: Mapping[str, str] = {
 }
 
 
+def _positive_number(env: Mapping[str, str], name: str) -> float:
+    try:
+        value = float(env[name])
+    except ValueError:
+        value = -1.0
+    if not value > 0:
+        raise ConfigError(f"{name} must be a positive number, not {env[name]!r}")
+    return value
+
+
 def shipped_templates_dir() -> Path:
     """The templates that come with llmdeploy: inside the installed package, or the
     repository's `templates/` folder in a development checkout."""
@@ -45,7 +56,8 @@ class Settings:
 
     host: str = DEFAULT_HOST
     port: int = DEFAULT_PORT
-    templates_dir: Path = field(default_factory=shipped_templates_dir)
+    templates_dir: Path | None = None  # override folder on top of the shipped templates
+    templates_poll_seconds: float = DEFAULT_TEMPLATES_POLL_SECONDS
     istio_api_version: str = DEFAULT_ISTIO_API_VERSION
     engine_images: Mapping[str, str] = field(default_factory=lambda: dict(DEFAULT_ENGINE_IMAGES))
     downloader_images: Mapping[str, str] = field(default_factory=lambda: dict(DEFAULT_DOWNLOADER_IMAGES))
@@ -66,12 +78,14 @@ class Settings:
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: object) -> Settings:
         """Settings from LLMDEPLOY_* variables; keyword overrides (from CLI flags) win.
 
-        LLMDEPLOY_TEMPLATES_DIR, LLMDEPLOY_ISTIO_API_VERSION, LLMDEPLOY_<ENGINE>_IMAGE,
+        LLMDEPLOY_TEMPLATES_DIR, LLMDEPLOY_TEMPLATES_POLL_SECONDS, LLMDEPLOY_ISTIO_API_VERSION, LLMDEPLOY_<ENGINE>_IMAGE,
         LLMDEPLOY_AUTH_TOKEN_FILE, LLMDEPLOY_TLS_CERT_FILE, LLMDEPLOY_TLS_KEY_FILE.
         """
         env = os.environ if environ is None else environ
         values: dict[str, object] = {}
-        if "LLMDEPLOY_TEMPLATES_DIR" in env:
+        if env.get("LLMDEPLOY_TEMPLATES_POLL_SECONDS"):
+            values["templates_poll_seconds"] = _positive_number(env, "LLMDEPLOY_TEMPLATES_POLL_SECONDS")
+        if env.get("LLMDEPLOY_TEMPLATES_DIR"):
             values["templates_dir"] = Path(env["LLMDEPLOY_TEMPLATES_DIR"])
         if "LLMDEPLOY_ISTIO_API_VERSION" in env:
             values["istio_api_version"] = env["LLMDEPLOY_ISTIO_API_VERSION"]

@@ -33,7 +33,7 @@ def settings() -> Settings:
 
 @pytest.fixture(scope="session")
 def renderer(settings: Settings) -> Renderer:
-    return check_templates(settings.templates_dir, settings)
+    return check_templates(settings)
 
 
 def load_sample(name: str) -> dict[str, Any]:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +13,7 @@ from fastapi import FastAPI
 
 from hooks.app import create_app
 from hooks.naming import LAST_APPLIED_ANNOTATION
-from hooks.settings import Settings
+from hooks.settings import Settings, shipped_templates_dir
 from tests import metacontroller as mc
 from tests.conftest import HookServer, load_sample
 
@@ -104,8 +103,9 @@ def test_unknown_paths_and_methods_answer_json(client: httpx.Client) -> None:
 
 
 def broken_copy(settings: Settings, tmp_path: Path, text: str) -> Path:
+    """An override folder whose service.yaml is `text`."""
     folder = tmp_path / "templates"
-    shutil.copytree(settings.templates_dir, folder)
+    folder.mkdir()
     (folder / "service.yaml").write_text(text)
     return folder
 
@@ -128,7 +128,7 @@ def test_server_refuses_to_start_with_broken_templates(settings: Settings, tmp_p
 
 
 def test_template_failure_during_sync_is_a_500_not_fewer_children(settings: Settings, tmp_path: Path) -> None:
-    text = (settings.templates_dir / "service.yaml").read_text()
+    text = (shipped_templates_dir() / "service.yaml").read_text()
     folder = broken_copy(settings, tmp_path, text + '{% if view.name == "boom" %}{{ nope }}{% endif %}\n')
     app = create_app(Settings(templates_dir=folder))
     assert call(app, "POST", "/sync", mc.request(mc.parent(SPEC))).status_code == 200

@@ -45,7 +45,7 @@ def find(objects: list[dict[str, Any]], kind: str, name: str | None = None) -> d
 
 def emitted_kinds(settings: Settings) -> set[tuple[str, str]]:
     """Every (apiVersion, kind) the hook can emit with these settings."""
-    renderer: Renderer = check_templates(settings.templates_dir, settings)
+    renderer: Renderer = check_templates(settings)
     observed = [{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "llama3-canary",
                  "namespace": "ml"}, "status": {"availableReplicas": 1}}]
     children = sync(parse_request(mc.request(mc.parent(EVERYTHING), observed)), renderer, settings).children

@@ -14,7 +14,7 @@ from hooks.hookapi import KubeObject
 from hooks.naming import Names
 from hooks.rendering import CHILD_TEMPLATES, Renderer
 from hooks.selfcheck import check_templates
-from hooks.settings import Settings
+from hooks.settings import Settings, shipped_templates_dir
 from hooks.validation import validate_resource
 from hooks.view import View, build_view
 
@@ -93,8 +93,9 @@ def test_no_string_field_can_inject_structure(renderer: Renderer) -> None:
 
 
 def copy_templates(settings: Settings, tmp_path: Path) -> Path:
+    """An override folder holding a copy of every shipped template."""
     target = tmp_path / "templates"
-    shutil.copytree(settings.templates_dir, target)
+    shutil.copytree(shipped_templates_dir(), target)
     return target
 
 
@@ -103,7 +104,7 @@ def test_templates_are_sandboxed(settings: Settings, tmp_path: Path) -> None:
     (folder / "service.yaml").write_text(
         "{{ view.__class__.__mro__[1].__subclasses__() }}\napiVersion: v1\nkind: Service\n")
     with pytest.raises(TemplateError, match="service.yaml:1: SecurityError"):
-        check_templates(folder, settings)
+        check_templates(settings, folder)
 
 
 def test_templates_cannot_read_files(settings: Settings, tmp_path: Path) -> None:
@@ -111,7 +112,7 @@ def test_templates_cannot_read_files(settings: Settings, tmp_path: Path) -> None
     (tmp_path / "secret.txt").write_text("s3cr3t")
     (folder / "service.yaml").write_text('{% include "../secret.txt" %}')
     with pytest.raises(TemplateError, match="service.yaml"):
-        check_templates(folder, settings)
+        check_templates(settings, folder)
 
 
 def test_undefined_variables_are_errors_with_file_and_line(settings: Settings, tmp_path: Path) -> None:
@@ -120,21 +121,23 @@ def test_undefined_variables_are_errors_with_file_and_line(settings: Settings, t
     (folder / "pdb.yaml").write_text(text)
     line = next(i for i, t in enumerate(text.splitlines(), 1) if "nmes" in t)
     with pytest.raises(TemplateError, match=f"pdb.yaml:{line}: UndefinedError"):
-        check_templates(folder, settings)
+        check_templates(settings, folder)
 
 
 def test_syntax_errors_name_file_and_line(settings: Settings, tmp_path: Path) -> None:
     folder = copy_templates(settings, tmp_path)
     (folder / "hpa.yaml").write_text("apiVersion: autoscaling/v2\n{% if %}\n")
     with pytest.raises(TemplateError, match="hpa.yaml:2: "):
-        Renderer.load(folder)
+        Renderer.load(shipped_templates_dir(), folder)
 
 
 def test_missing_template_is_reported(settings: Settings, tmp_path: Path) -> None:
-    folder = copy_templates(settings, tmp_path)
-    (folder / "virtualservice.yaml").unlink()
+    incomplete = copy_templates(settings, tmp_path)
+    (incomplete / "virtualservice.yaml").unlink()
     with pytest.raises(TemplateError, match="virtualservice.yaml: template is missing"):
-        Renderer.load(folder)
+        Renderer.load(incomplete)
+    with pytest.raises(TemplateError, match="does not exist"):
+        Renderer.load(shipped_templates_dir(), tmp_path / "absent")
 
 
 @pytest.mark.parametrize(("text", "message"), [
@@ -148,14 +151,14 @@ def test_rendered_documents_must_be_well_formed_children(settings: Settings, tmp
     folder = copy_templates(settings, tmp_path)
     (folder / "service.yaml").write_text(text)
     with pytest.raises(TemplateError, match=message):
-        check_templates(folder, settings)
+        check_templates(settings, folder)
 
 
 def test_a_child_rendered_twice_is_an_error(settings: Settings, tmp_path: Path) -> None:
     folder = copy_templates(settings, tmp_path)
     (folder / "pdb.yaml").write_text((folder / "service.yaml").read_text())
     with pytest.raises(TemplateError, match="Service selfcheck is rendered twice"):
-        check_templates(folder, settings)
+        check_templates(settings, folder)
 
 
 def test_children_come_in_a_fixed_order(renderer: Renderer) -> None:
@@ -166,7 +169,7 @@ def test_children_come_in_a_fixed_order(renderer: Renderer) -> None:
 
 
 def test_every_child_template_is_shipped(settings: Settings) -> None:
-    assert sorted(p.name for p in settings.templates_dir.glob("*.yaml")) == sorted(CHILD_TEMPLATES)
+    assert sorted(p.name for p in shipped_templates_dir().glob("*.yaml")) == sorted(CHILD_TEMPLATES)
 
 
 def test_view_is_what_templates_see(renderer: Renderer) -> None:

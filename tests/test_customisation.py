@@ -1,0 +1,132 @@
+"""Platform teams' template folders: overrides by file name, blocks, extra children, and the
+safety rules that hold for custom templates too."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hooks.errors import TemplateError
+from hooks.hookapi import parse_request
+from hooks.rendering import Renderer
+from hooks.selfcheck import check_templates
+from hooks.settings import Settings
+from hooks.sync import sync
+from tests import metacontroller as mc
+from tests.conftest import ROOT
+from tests.manifests import builtin_errors
+
+CUSTOM = ROOT / "metacontroller" / "overlays" / "custom-templates" / "templates"
+SPEC: dict[str, Any] = {"model": {"uri": "hf://org/model"}, "canary": {"weight": 10}}
+
+
+def children(renderer: Renderer, spec: dict[str, Any] = SPEC, name: str = "llama3") -> list[dict[str, Any]]:
+    return sync(parse_request(mc.request(mc.parent(spec, name=name))), renderer, Settings()).children
+
+
+def folder_with(tmp_path: Path, files: dict[str, str]) -> Path:
+    folder = tmp_path / "overrides"
+    folder.mkdir(exist_ok=True)
+    for name, text in files.items():
+        (folder / name).write_text(text)
+    return folder
+
+
+def test_one_override_keeps_the_other_templates(tmp_path: Path, renderer: Renderer) -> None:
+    service = (Path(__file__).parent.parent / "templates" / "service.yaml").read_text()
+    folder = folder_with(tmp_path, {"service.yaml": service.replace(
+        "spec:\n", "  annotations: {\"acme.example.com/owner\": \"ml-platform\"}\nspec:\n", 1)})
+    custom = children(check_templates(Settings(), folder))
+    shipped = children(renderer)
+    changed = [c for c, s in zip(custom, shipped, strict=True) if c != s]
+    assert [c["kind"] for c in changed] == ["Service"]
+    assert changed[0]["metadata"]["annotations"] == {"acme.example.com/owner": "ml-platform"}
+
+
+def test_the_example_overlay_adds_a_label_a_sidecar_and_a_child(renderer: Renderer) -> None:
+    custom = children(check_templates(Settings(), CUSTOM))
+    deployments = [c for c in custom if c["kind"] == "Deployment"]
+    for d in deployments:
+        pod = d["spec"]["template"]
+        assert pod["metadata"]["labels"]["acme.example.com/cost-center"] == "ml-serving"
+        assert [c["name"] for c in pod["spec"]["containers"]] == ["engine", "log-shipper"]
+        assert builtin_errors(d) == []
+    (policy,) = [c for c in custom if c["kind"] == "NetworkPolicy"]
+    assert policy["metadata"]["name"] == "llama3" and policy["metadata"]["labels"]["controller-uid"] == mc.PARENT_UID
+    assert builtin_errors(policy) == []
+    assert [c["kind"] for c in custom][-1] == "NetworkPolicy"
+
+
+def test_extra_template_may_not_add_a_managed_kind(tmp_path: Path) -> None:
+    folder = folder_with(tmp_path, {"second-service.yaml": (
+        "apiVersion: v1\nkind: Service\nmetadata: {name: {{ view.name ~ '-x' }}}\nspec: {}\n")})
+    with pytest.raises(TemplateError, match="second-service.yaml: renders a Service .* already manages"):
+        check_templates(Settings(), folder)
+
+
+def test_extra_template_may_not_leave_the_namespace(tmp_path: Path) -> None:
+    folder = folder_with(tmp_path, {"cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: kube-system}\n"})
+    with pytest.raises(TemplateError, match="cm.yaml: .* must stay in the LLMDeployment's namespace"):
+        check_templates(Settings(), folder)
+
+
+def test_override_that_breaks_the_selector_is_refused(tmp_path: Path) -> None:
+    folder = folder_with(tmp_path, {"deployment.yaml": (
+        '{% extends "llmdeploy/deployment.yaml" %}{% block pod_labels %}{"app": "x"}{% endblock %}')})
+    with pytest.raises(TemplateError, match="deployment.yaml: the Deployment's pod labels must include"):
+        check_templates(Settings(), folder)
+
+
+def test_helpers_are_not_children(tmp_path: Path) -> None:
+    folder = folder_with(tmp_path, {
+        "_helpers.yaml": "{% macro owner() %}ml-platform{% endmacro %}",
+        "cm.yaml": ('{% import "_helpers.yaml" as h %}apiVersion: v1\nkind: ConfigMap\n'
+                    "metadata: {name: {{ view.name }}, labels: {{ view.labels }}}\ndata: {owner: {{ h.owner() }}}\n"),
+    })
+    (config_map,) = [c for c in children(check_templates(Settings(), folder)) if c["kind"] == "ConfigMap"]
+    assert config_map["data"] == {"owner": "ml-platform"}
+
+
+def test_custom_templates_cannot_be_injected_either(tmp_path: Path) -> None:
+    folder = folder_with(tmp_path, {"cm.yaml": (
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: {{ view.name }}, labels: {{ view.labels }}}\n"
+        "data:\n  model: {{ view.spec.model.served_name }}\n  args: {{ view.tracks[0].args | join(' ') }}\n")})
+    payload = 'x"\ninjected: true\n---\nkind: Secret'
+    spec = {"model": {"uri": "hf://org/model", "servedName": payload}}
+    (config_map,) = [c for c in children(check_templates(Settings(), folder), spec) if c["kind"] == "ConfigMap"]
+    assert config_map["data"]["model"] == payload and set(config_map) == {"apiVersion", "kind", "metadata", "data"}
+    assert payload in config_map["data"]["args"]
+
+
+@pytest.mark.parametrize("body", [
+    "{{ ''.__class__.__mro__ }}", "{{ view.__dict__ }}", "{{ lipsum.__globals__ }}",
+    "{{ cycler.__init__.__globals__.os }}", "{{ self._TemplateReference__context }}",
+    "{% set x = view.labels.update({'a': 'b'}) %}", "{{ range(10**9) | list }}",
+])
+def test_custom_templates_are_sandboxed(tmp_path: Path, body: str) -> None:
+    folder = folder_with(tmp_path, {"cm.yaml": f"apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: a}}\n{body}\n"})
+    with pytest.raises(TemplateError):
+        check_templates(Settings(), folder)
+
+
+def test_custom_templates_cannot_read_files(tmp_path: Path) -> None:
+    (tmp_path / "secret.txt").write_text("s3cr3t")
+    folder = folder_with(tmp_path, {"cm.yaml": '{% include "../secret.txt" %}'})
+    with pytest.raises(TemplateError):
+        check_templates(Settings(), folder)
+    folder = folder_with(tmp_path, {"cm.yaml": '{% include "/etc/passwd" %}'})
+    with pytest.raises(TemplateError):
+        check_templates(Settings(), folder)
+
+
+def test_template_error_during_sync_never_shrinks_the_answer(tmp_path: Path, renderer: Renderer) -> None:
+    folder = folder_with(tmp_path, {"cm.yaml": (
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: {{ view.name }}}\n"
+        "{% if view.spec.replicas == 7 %}{{ view.missing }}{% endif %}\n")})
+    custom = check_templates(Settings(), folder)
+    with pytest.raises(TemplateError, match="cm.yaml:4"):
+        children(custom, {**SPEC, "replicas": 7})
+    assert json.dumps(children(custom))  # other resources still render
