@@ -15,6 +15,8 @@ from typing import Any
 import orjson
 
 _ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\t": "\\t", "\r": "\\r"}
+# YAML allows implicit keys up to 1024 characters; longer ones need the explicit "? " form.
+_LONGEST_IMPLICIT_KEY = 512
 
 
 def _quote(text: str) -> str:
@@ -35,6 +37,11 @@ def _quote(text: str) -> str:
     return "".join(out)
 
 
+def _key(text: str) -> str:
+    quoted = _quote(text)
+    return quoted if len(quoted) <= _LONGEST_IMPLICIT_KEY else f"? {quoted}"
+
+
 def yaml_scalar(value: Any) -> str:
     """`value` as one YAML flow node that reads back as exactly `value`."""
     if isinstance(value, str):
@@ -48,7 +55,7 @@ def yaml_scalar(value: Any) -> str:
     if isinstance(value, float) and math.isfinite(value):
         return repr(value)
     if isinstance(value, Mapping):
-        return "{" + ", ".join(f"{_quote(str(k))}: {yaml_scalar(v)}" for k, v in value.items()) + "}"
+        return "{" + ", ".join(f"{_key(str(k))}: {yaml_scalar(v)}" for k, v in value.items()) + "}"
     if isinstance(value, Sequence):
         return "[" + ", ".join(yaml_scalar(v) for v in value) + "]"
     raise TypeError(f"cannot put a {type(value).__name__} into a template")

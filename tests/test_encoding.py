@@ -50,3 +50,8 @@ def test_unknown_types_are_refused() -> None:
 def test_canonical_json_sorts_keys_and_drops_nulls() -> None:
     assert dumps(without_nulls({"b": 1, "a": {"d": None, "c": [None, 2]}})) == b'{"a":{"c":[2]},"b":1}'
     assert loads(b'{"a":1}') == {"a": 1}
+
+
+def test_long_keys_still_read_back() -> None:
+    value = {"k" * 5000: "v", "short": {"x" * 2000: 1}}
+    assert yaml.load(yaml_scalar(value), Loader=LOADER) == value
