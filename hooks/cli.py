@@ -1,6 +1,6 @@
 """The `llmdeploy` command: serve the hook, or preview what it renders.
 
-    llmdeploy serve [--host H] [--port P]
+    llmdeploy serve [--host H] [--port P] [--workers N]
     llmdeploy render -f CR.yaml [--observed FILE]   children on stdout (YAML), status on stderr
     llmdeploy crd                                   the CustomResourceDefinition, from the models
     llmdeploy templates check [DIR]                 try a template folder against the examples
@@ -9,7 +9,9 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -19,6 +21,7 @@ import yaml
 from hooks.crd import generate_crd
 from hooks.errors import LLMDeployError, RequestError
 from hooks.hookapi import parse_request
+from hooks.logs import configure as configure_logging
 from hooks.selfcheck import check_templates
 from hooks.settings import DEFAULT_HOST, DEFAULT_PORT, Settings
 from hooks.sync import sync
@@ -34,6 +37,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     serve = commands.add_parser("serve", help="run the Metacontroller sync hook")
     serve.add_argument("--host", default=DEFAULT_HOST, help="address to listen on (default %(default)s)")
     serve.add_argument("--port", type=int, default=DEFAULT_PORT, help="port to listen on (default %(default)s)")
+    serve.add_argument("--workers", type=int, default=1, help="worker processes (default %(default)s)")
     render = commands.add_parser("render", help="print the children a resource renders to, like helm template")
     render.add_argument("-f", "--filename", type=Path, required=True, help="an LLMDeployment YAML file")
     render.add_argument("--observed", type=Path, help="YAML/JSON of observed children (a stream or a List)")
@@ -52,7 +56,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         settings = Settings.from_env()
         if args.command == "serve":
-            return _serve(settings, args.host, args.port)
+            return _serve(settings, args.host, args.port, args.workers)
         if args.command == "templates":
             return _check_templates(settings, args.folder, args.examples, args.controller)
         return _render(settings, args.filename, args.observed)
@@ -72,14 +76,24 @@ def crd_yaml() -> str:
     return header + yaml.dump(generate_crd(), Dumper=_NoAliasDumper, sort_keys=False, width=100)
 
 
-def _serve(settings: Settings, host: str, port: int) -> int:
+def _serve(settings: Settings, host: str, port: int, workers: int) -> int:
     import uvicorn
 
     from hooks.app import create_app
 
+    configure_logging(settings.log_level, settings.log_format)
     check_templates(settings)  # refuse to start with broken templates
-    uvicorn.run(create_app(settings), host=host, port=port, log_level="info",
-                ssl_certfile=settings.tls_cert_file, ssl_keyfile=settings.tls_key_file)
+    common: dict[str, Any] = {
+        "host": host, "port": port, "log_config": None, "access_log": False,
+        "timeout_graceful_shutdown": settings.graceful_shutdown_seconds,
+        "ssl_certfile": settings.tls_cert_file, "ssl_keyfile": settings.tls_key_file,
+    }
+    if workers > 1:
+        # Each worker builds its app from the environment; metrics are summed across them.
+        os.environ.setdefault("PROMETHEUS_MULTIPROC_DIR", tempfile.mkdtemp(prefix="llmdeploy-metrics-"))
+        uvicorn.run("hooks.app:create_app_from_env", factory=True, workers=workers, **common)
+        return 0
+    uvicorn.run(create_app(settings), **common)
     return 0
 
 

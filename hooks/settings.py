@@ -16,6 +16,12 @@ DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8080
 DEFAULT_ISTIO_API_VERSION = "networking.istio.io/v1"
 DEFAULT_TEMPLATES_POLL_SECONDS = 2.0  # how often a mounted override folder is checked for changes
+DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024
+# Metacontroller syncs at most 5 parents at once per controller (its --workers): far more than
+# that in flight means a backlog that would outlast its 10 s timeout, so answer 429 instead.
+DEFAULT_MAX_IN_FLIGHT = 32
+DEFAULT_SYNC_THREADS = 4
+DEFAULT_GRACEFUL_SHUTDOWN_SECONDS = 25  # under the pod's 30 s termination grace period
 ISTIO_API_VERSIONS = ("networking.istio.io/v1", "networking.istio.io/v1beta1")
 
 DEFAULT_ENGINE_IMAGES: Mapping[str, str] = {
@@ -61,6 +67,12 @@ class Settings:
     istio_api_version: str = DEFAULT_ISTIO_API_VERSION
     engine_images: Mapping[str, str] = field(default_factory=lambda: dict(DEFAULT_ENGINE_IMAGES))
     downloader_images: Mapping[str, str] = field(default_factory=lambda: dict(DEFAULT_DOWNLOADER_IMAGES))
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    max_in_flight: int = DEFAULT_MAX_IN_FLIGHT
+    sync_threads: int = DEFAULT_SYNC_THREADS
+    graceful_shutdown_seconds: float = DEFAULT_GRACEFUL_SHUTDOWN_SECONDS
+    log_level: str = "INFO"
+    log_format: str = "auto"  # json, text, or auto: text in a terminal
     auth_token_file: Path | None = None  # set: /sync requires "Authorization: Bearer <its content>"
     tls_cert_file: Path | None = None  # set with tls_key_file: serve HTTPS
     tls_key_file: Path | None = None
@@ -68,6 +80,10 @@ class Settings:
     def __post_init__(self) -> None:
         if (self.tls_cert_file is None) != (self.tls_key_file is None):
             raise ConfigError("TLS needs both a certificate file and a key file")
+        if self.log_format not in ("auto", "json", "text"):
+            raise ConfigError(f"log format must be auto, json or text, not {self.log_format!r}")
+        if self.log_level.upper() not in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"):
+            raise ConfigError(f"log level must be DEBUG, INFO, WARNING, ERROR or CRITICAL, not {self.log_level!r}")
         if self.istio_api_version not in ISTIO_API_VERSIONS:
             raise ConfigError(
                 f"istio API version must be one of {', '.join(ISTIO_API_VERSIONS)}, "
@@ -79,12 +95,22 @@ class Settings:
         """Settings from LLMDEPLOY_* variables; keyword overrides (from CLI flags) win.
 
         LLMDEPLOY_TEMPLATES_DIR, LLMDEPLOY_TEMPLATES_POLL_SECONDS, LLMDEPLOY_ISTIO_API_VERSION, LLMDEPLOY_<ENGINE>_IMAGE,
-        LLMDEPLOY_AUTH_TOKEN_FILE, LLMDEPLOY_TLS_CERT_FILE, LLMDEPLOY_TLS_KEY_FILE.
+        LLMDEPLOY_AUTH_TOKEN_FILE, LLMDEPLOY_TLS_CERT_FILE, LLMDEPLOY_TLS_KEY_FILE,
+        LLMDEPLOY_MAX_BODY_BYTES, LLMDEPLOY_MAX_IN_FLIGHT, LLMDEPLOY_SYNC_THREADS,
+        LLMDEPLOY_GRACEFUL_SHUTDOWN_SECONDS, LLMDEPLOY_LOG_LEVEL, LLMDEPLOY_LOG_FORMAT.
         """
         env = os.environ if environ is None else environ
         values: dict[str, object] = {}
         if env.get("LLMDEPLOY_TEMPLATES_POLL_SECONDS"):
             values["templates_poll_seconds"] = _positive_number(env, "LLMDEPLOY_TEMPLATES_POLL_SECONDS")
+        for name in ("max_body_bytes", "max_in_flight", "sync_threads"):
+            if env.get(f"LLMDEPLOY_{name.upper()}"):
+                values[name] = int(_positive_number(env, f"LLMDEPLOY_{name.upper()}"))
+        if env.get("LLMDEPLOY_GRACEFUL_SHUTDOWN_SECONDS"):
+            values["graceful_shutdown_seconds"] = _positive_number(env, "LLMDEPLOY_GRACEFUL_SHUTDOWN_SECONDS")
+        for name in ("log_level", "log_format"):
+            if env.get(f"LLMDEPLOY_{name.upper()}"):
+                values[name] = env[f"LLMDEPLOY_{name.upper()}"]
         if env.get("LLMDEPLOY_TEMPLATES_DIR"):
             values["templates_dir"] = Path(env["LLMDEPLOY_TEMPLATES_DIR"])
         if "LLMDEPLOY_ISTIO_API_VERSION" in env:

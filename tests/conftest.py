@@ -8,6 +8,7 @@ import socket
 import ssl
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -61,8 +62,10 @@ class HookServer:
         self.url = f"{'https' if verify else 'http'}://127.0.0.1:{self.port}"
         command = [str(Path(sys.executable).parent / "llmdeploy"), "serve", "--host", "127.0.0.1",
                    "--port", str(self.port), *(args or [])]
+        # A file, not a pipe: nobody reads a pipe while tests run, and a full one blocks the server.
+        self.log = tempfile.TemporaryFile()
         self.process = subprocess.Popen(command, env={**os.environ, **(env or {})},
-                                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+                                        stdout=self.log, stderr=subprocess.STDOUT)
 
     def wait_ready(self, path: str = "/healthz", timeout: float = 30.0) -> None:
         deadline = time.monotonic() + timeout
@@ -83,11 +86,14 @@ class HookServer:
         if self.process.poll() is None:
             self.process.terminate()
         try:
-            output, _ = self.process.communicate(timeout=15)
+            self.process.wait(timeout=30)
         except subprocess.TimeoutExpired:
             self.process.kill()
-            output, _ = self.process.communicate()
-        return output.decode(errors="replace") if output else ""
+            self.process.wait()
+        self.log.seek(0)
+        output = self.log.read().decode(errors="replace")
+        self.log.close()
+        return output
 
 
 @pytest.fixture(scope="session")
