@@ -23,6 +23,7 @@ import anyio
 from fastapi import FastAPI, Request
 from fastapi.responses import Response
 
+from hooks.desired import DesiredCache
 from hooks.encoding import dumps, loads
 from hooks.errors import ConfigError, RequestError, TemplateError, UnsafeToAnswer
 from hooks.hookapi import parse_request
@@ -104,9 +105,11 @@ class Hook:
         self.token = read_token(settings.auth_token_file)
         self.in_flight = 0  # touched only on the event loop
         self.threads = anyio.CapacityLimiter(settings.sync_threads)
+        self.cache = DesiredCache(settings.cache_size)
 
     def install(self, renderer: Renderer) -> None:
-        """Serve with a new, checked template set from now on (one assignment: atomic)."""
+        """Serve with a new, checked template set from now on (one assignment: atomic; the
+        cache keys on the set's serial, so nothing the old set rendered is served again)."""
         self.renderer = renderer
 
     def authorized(self, header: str | None) -> bool:
@@ -131,7 +134,7 @@ class Hook:
         fields: dict[str, Any] = {"parent": parent, "generation": meta.generation}
         try:
             started = time.perf_counter()
-            result = sync(request, renderer, self.settings)
+            result = sync(request, renderer, self.settings, self.cache)
             self.metrics.render.observe(time.perf_counter() - started)
         except UnsafeToAnswer as e:
             return _error(e.status_code, "refused", type(e).__name__, str(e), fields)
@@ -143,7 +146,7 @@ class Hook:
             return _error(500, "error", "InternalError", f"{type(e).__name__}: {e}", fields)
         self.metrics.saw_phase(parent, result.status.phase)
         fields |= {"children": len(result.children), "phase": result.status.phase}
-        return Answer(200, dumps(result.body()), result.outcome, fields)
+        return Answer(200, result.encode(), result.outcome, fields)
 
 
 def _error(code: int, outcome: str, error: str, message: str, fields: dict[str, Any] | None = None) -> Answer:

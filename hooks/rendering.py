@@ -10,7 +10,8 @@ by `yaml_scalar`, so no resource value can inject YAML structure.
 from __future__ import annotations
 
 import traceback
-from dataclasses import dataclass
+import itertools
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -74,12 +75,17 @@ def extra_template_names(folder: Path | None) -> list[str]:
                   if p.name not in CHILD_TEMPLATES and not p.name.startswith(("_", ".")))
 
 
+_serials = itertools.count(1)
+
+
 @dataclass(frozen=True)
 class Renderer:
-    """A loaded template set: the child templates, then the extra ones, compiled."""
+    """A loaded template set: the child templates, then the extra ones, compiled. `serial`
+    tells template sets apart, so nothing rendered by one is ever taken for another's."""
 
     templates: dict[str, jinja2.Template]
     extras: tuple[str, ...]
+    serial: int = field(default_factory=lambda: next(_serials))
 
     @classmethod
     def load(cls, shipped: Path, overrides: Path | None = None) -> Renderer:

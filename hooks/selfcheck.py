@@ -13,7 +13,7 @@ from hooks.naming import Names
 from hooks.rendering import Renderer
 from hooks.settings import Settings, shipped_templates_dir
 from hooks.spec import LLMDeploymentSpec
-from hooks.view import build_view
+from hooks.view import Availability, build_view
 
 EVERY_BRANCH: dict[str, Any] = {
     "model": {"uri": "s3://models/llama", "revision": "1", "credentialsSecret": "creds", "cache": {"claimName": "c"}},
@@ -37,13 +37,9 @@ def check_templates(settings: Settings, overrides: Path | None = None) -> Render
     render it end to end; TemplateError if it is broken."""
     renderer = Renderer.load(shipped_templates_dir(), overrides or settings.templates_dir)
     names = Names(parent="selfcheck", namespace="default", controller_uid="00000000-0000-0000-0000-000000000000")
-    canary_live = KubeObject.model_validate({
-        "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": names.deployment("canary")},
-        "status": {"availableReplicas": 1},
-    })
     parent = KubeObject.model_validate({"apiVersion": "serving.llmdeploy.io/v1alpha1", "kind": "LLMDeployment",
                                         "metadata": {"name": names.parent}})
     for canary in (EVERY_BRANCH["canary"], SECOND_CANARY):
         spec = LLMDeploymentSpec.model_validate({**EVERY_BRANCH, "canary": canary})
-        renderer.render_children(build_view(spec, parent, names, [canary_live], settings))
+        renderer.render_children(build_view(spec, parent, names, Availability(stable=1, canary=1), settings))
     return renderer

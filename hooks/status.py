@@ -7,7 +7,6 @@ a Deployment is rolled out only once its status.observedGeneration has caught up
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -17,7 +16,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from hooks.conditions import Condition, previous_conditions, request_time, settle
 from hooks.hookapi import KubeObject, SyncRequest
 from hooks.naming import LAST_APPLIED_ANNOTATION, Names, Track
-from hooks.view import TrafficSplit, View, replica_split
+from hooks.desired import DesiredState, TrackPlan, digest
+from hooks.encoding import dumps, loads
+from hooks.view import TrafficSplit, replica_split
 
 Phase = Literal["Pending", "Progressing", "Ready", "Degraded", "Invalid", "Paused"]
 
@@ -78,17 +79,17 @@ class Rollout:
                 and self.available >= self.desired and self.replicas == self.updated)
 
 
-def status_for(request: SyncRequest, view: View, desired: Sequence[dict[str, Any]]) -> LLMDeploymentStatus:
+def status_for(request: SyncRequest, desired: DesiredState) -> LLMDeploymentStatus:
     observed = request.observed_children()
-    rollouts = [_rollout(t.track, t.deployment, observed, desired) for t in view.tracks]
-    models = {t.track: t.model for t in view.tracks}
-    return _status(request, rollouts, models, view.url, view.traffic, spec_errors=[], frozen=None)
+    rollouts = [_rollout(t.track, t.deployment, observed, t) for t in desired.tracks]
+    models = {t.track: t.model for t in desired.tracks}
+    return _status(request, rollouts, models, desired.url, desired.traffic, spec_errors=[], frozen=None)
 
 
 def frozen_status(request: SyncRequest, names: Names, why: Literal["Invalid", "Paused"],
                   spec_errors: Sequence[str]) -> LLMDeploymentStatus:
     observed = request.observed_children()
-    rollouts = [_rollout(t, names.deployment(t), observed, desired=())
+    rollouts = [_rollout(t, names.deployment(t), observed, None)
                 for t in ("stable", "canary") if t == "stable" or _find(observed, names.deployment(t))]
     previous = request.parent.status_map
     tracks: tuple[Track, ...] = ("stable", "canary")
@@ -154,13 +155,11 @@ def _int(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
-def _rollout(track: Track, name: str, observed: Sequence[KubeObject],
-             desired: Sequence[dict[str, Any]]) -> Rollout:
-    wanted = next((d for d in desired if d["kind"] == "Deployment" and d["metadata"]["name"] == name), None)
-    wanted_replicas = (wanted or {}).get("spec", {}).get("replicas")
+def _rollout(track: Track, name: str, observed: Sequence[KubeObject], wanted: TrackPlan | None) -> Rollout:
+    wanted_replicas = wanted.replicas if wanted else None
     live = _find(observed, name)
     if live is None:
-        return Rollout(track, name, exists=False, desired=_int(wanted_replicas) if wanted else 1)
+        return Rollout(track, name, exists=False, desired=1 if wanted_replicas is None else wanted_replicas)
     spec, status = live.spec_map, live.status_map
     # Under an HPA the hook leaves replicas alone: the live value is the desired count.
     desired_count = _int(wanted_replicas) if wanted_replicas is not None else _int(spec.get("replicas", 1))
@@ -170,17 +169,18 @@ def _rollout(track: Track, name: str, observed: Sequence[KubeObject],
         replicas=_int(status.get("replicas")), ready=_int(status.get("readyReplicas")),
         available=_int(status.get("availableReplicas")), updated=_int(status.get("updatedReplicas")),
         caught_up=_int(status.get("observedGeneration")) >= live.metadata.generation,
-        changing=wanted is not None and wanted != _last_applied(live),
+        changing=wanted is not None and wanted.digest != _last_applied_digest(live),
         deadline_exceeded=any(c.get("type") == "Progressing" and c.get("reason") == "ProgressDeadlineExceeded"
                               or c.get("type") == "ReplicaFailure" and c.get("status") == "True"
                               for c in conditions),
     )
 
 
-def _last_applied(child: KubeObject) -> Any:
+def _last_applied_digest(child: KubeObject) -> bytes | None:
+    """The digest of what was last applied to `child`, canonically encoded as the hook encodes."""
     try:
-        return json.loads(child.metadata.annotations.get(LAST_APPLIED_ANNOTATION, "null"))
-    except ValueError:
+        return digest(dumps(loads(child.metadata.annotations.get(LAST_APPLIED_ANNOTATION, "null"))))
+    except (ValueError, TypeError):
         return None
 
 

@@ -1,33 +1,43 @@
 """The sync hook's logic: a pure function from Metacontroller's request to the response.
 
-No I/O, no clock, no global state: the same request always gives the same bytes. The web
-layer (`app`) decodes the request and encodes what this returns.
+No I/O, no clock, no global state: the same request always gives the same bytes. An optional
+`DesiredCache` remembers validation and rendering per distinct input; it changes how fast the
+answer comes, never what it is. The web layer (`app`) decodes the request and sends `encode()`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
-from hooks.errors import SpecError
+from hooks.desired import DesiredCache, DesiredState, cache_key, compute_desired
+from hooks.encoding import dumps, loads
 from hooks.freeze import frozen_children
 from hooks.hookapi import SyncRequest
 from hooks.naming import Names
 from hooks.rendering import Renderer
 from hooks.settings import Settings
 from hooks.status import LLMDeploymentStatus, frozen_status, status_for
-from hooks.validation import validate_resource
-from hooks.view import build_view
+from hooks.view import observed_availability
 
 
 @dataclass(frozen=True)
 class SyncResponse:
     status: LLMDeploymentStatus
-    children: list[dict[str, Any]]
+    children_json: bytes  # the children list, canonical JSON
     outcome: str  # ok | invalid | paused: what happened, for logs and metrics
+
+    @property
+    def children(self) -> list[dict[str, Any]]:
+        children: list[dict[str, Any]] = loads(self.children_json)
+        return children
 
     def body(self) -> dict[str, Any]:
         return {"status": self.status.as_json(), "children": self.children}
+
+    def encode(self) -> bytes:
+        """The response body, canonical JSON (sorted keys: children, then status)."""
+        return b'{"children":' + self.children_json + b',"status":' + dumps(self.status.as_json()) + b"}"
 
 
 def names_for(request: SyncRequest) -> Names:
@@ -36,7 +46,8 @@ def names_for(request: SyncRequest) -> Names:
     return Names(parent=parent.name, namespace=parent.namespace, controller_uid=uid)
 
 
-def sync(request: SyncRequest, renderer: Renderer, settings: Settings) -> SyncResponse:
+def sync(request: SyncRequest, renderer: Renderer, settings: Settings,
+         cache: DesiredCache | None = None) -> SyncResponse:
     """The desired children and status of the LLMDeployment in `request`.
 
     Raises UnsafeToAnswer when children must be frozen but cannot be reproduced, and
@@ -44,14 +55,17 @@ def sync(request: SyncRequest, renderer: Renderer, settings: Settings) -> SyncRe
     """
     names = names_for(request)
     observed = request.observed_children()
-    try:
-        spec = validate_resource(request.parent.metadata.name, request.parent.spec)
-    except SpecError as e:
-        children = frozen_children(observed)
-        return SyncResponse(frozen_status(request, names, "Invalid", e.errors), children, "invalid")
-    if spec.paused:
-        children = frozen_children(observed)
-        return SyncResponse(frozen_status(request, names, "Paused", []), children, "paused")
-    view = build_view(spec, request.parent, names, observed, settings)
-    children = renderer.render_children(view)
-    return SyncResponse(status_for(request, view, children), children, "ok")
+    availability = observed_availability(observed, names)
+
+    def compute() -> DesiredState:
+        return compute_desired(request, names, availability, renderer, settings)
+
+    if cache is None:
+        desired = compute()
+    else:
+        desired = cache.get_or_compute(cache_key(request, names, availability, renderer), compute)
+    if desired.outcome == "ok":
+        return SyncResponse(status_for(request, desired), desired.children_json, "ok")
+    children = dumps(frozen_children(observed))
+    why: Literal["Invalid", "Paused"] = "Invalid" if desired.outcome == "invalid" else "Paused"
+    return SyncResponse(frozen_status(request, names, why, desired.spec_errors), children, desired.outcome)

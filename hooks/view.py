@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from hooks.engines import GPU_UTILIZATION_METRIC, PROFILES, EngineArgs
 from hooks.hookapi import KubeObject
@@ -111,9 +111,22 @@ class RoutingView:
 
 @dataclass(frozen=True)
 class TrafficSplit:
-    router: str  # istio | service
+    router: Literal["istio", "service"]
     stable: int
     canary: int
+
+
+@dataclass(frozen=True)
+class Availability:
+    """The only thing the view reads from observed children: available replicas per track."""
+
+    stable: int = 0
+    canary: int = 0
+
+
+def observed_availability(observed: Sequence[KubeObject], names: Names) -> Availability:
+    return Availability(_available(observed, names.deployment("stable")),
+                        _available(observed, names.deployment("canary")))
 
 
 @dataclass(frozen=True)
@@ -140,7 +153,7 @@ class View:
 
 
 def build_view(
-    spec: LLMDeploymentSpec, parent: KubeObject, names: Names, observed: Sequence[KubeObject], settings: Settings
+    spec: LLMDeploymentSpec, parent: KubeObject, names: Names, availability: Availability, settings: Settings
 ) -> View:
     stable = _track_view("stable", spec, spec.model, spec.engine, spec.resources, names, settings)
     tracks = [stable]
@@ -150,8 +163,8 @@ def build_view(
             "canary", spec, _merge(spec.model, c.model), _merge_engine(spec.engine, c),
             _merge_resources(spec.resources, c), names, settings, replicas=c.replicas,
         ))
-    canary_serving = spec.canary is not None and _available(observed, names.deployment("canary")) > 0
-    traffic = _traffic(spec, names, observed, canary_serving)
+    canary_serving = spec.canary is not None and availability.canary > 0
+    traffic = _traffic(spec, availability, canary_serving)
     return View(
         name=names.parent,
         namespace=names.namespace,
@@ -328,18 +341,14 @@ def _available(observed: Sequence[KubeObject], name: str) -> int:
     return 0
 
 
-def _traffic(
-    spec: LLMDeploymentSpec, names: Names, observed: Sequence[KubeObject], canary_serving: bool
-) -> TrafficSplit:
+def _traffic(spec: LLMDeploymentSpec, availability: Availability, canary_serving: bool) -> TrafficSplit:
     """The split that is actually in force: a canary gets traffic only once it can serve it."""
     if spec.canary is None:
         return TrafficSplit("istio" if spec.traffic.istio else "service", 100, 0)
     if spec.traffic.istio:
         weight = spec.canary.weight if canary_serving else 0
         return TrafficSplit("istio", 100 - weight, weight)
-    return replica_split(
-        _available(observed, names.deployment("stable")), _available(observed, names.deployment("canary"))
-    )
+    return replica_split(availability.stable, availability.canary)
 
 
 def replica_split(stable_available: int, canary_available: int) -> TrafficSplit:

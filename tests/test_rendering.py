@@ -16,12 +16,10 @@ from hooks.rendering import CHILD_TEMPLATES, Renderer
 from hooks.selfcheck import check_templates
 from hooks.settings import Settings, shipped_templates_dir
 from hooks.validation import validate_resource
-from hooks.view import View, build_view
+from hooks.view import Availability, View, build_view
 
 PARENT = KubeObject.model_validate({"apiVersion": "serving.llmdeploy.io/v1alpha1", "kind": "LLMDeployment",
                                     "metadata": {"name": "llama3", "namespace": "ml"}})
-CANARY_UP = KubeObject.model_validate({"apiVersion": "apps/v1", "kind": "Deployment",
-                                       "metadata": {"name": "llama3-canary"}, "status": {"availableReplicas": 1}})
 PAYLOAD = 'x"\n  injected: true\nkind: Secret\n---\napiVersion: v1\nkind: Secret\nmetadata: {name: pwned}\n# '
 
 # Every string a resource can carry, each in a place where it renders.
@@ -45,7 +43,7 @@ ALL_STRINGS: dict[str, Any] = {
 
 
 def render(renderer: Renderer, spec: dict[str, Any]) -> list[dict[str, Any]]:
-    view = build_view(validate_resource("llama3", spec), PARENT, Names("llama3", "ml"), [CANARY_UP], Settings())
+    view = build_view(validate_resource("llama3", spec), PARENT, Names("llama3", "ml"), Availability(1, 1), Settings())
     return renderer.render_children(view)
 
 
@@ -174,6 +172,6 @@ def test_every_child_template_is_shipped(settings: Settings) -> None:
 
 def test_view_is_what_templates_see(renderer: Renderer) -> None:
     view: View = build_view(validate_resource("llama3", {"model": {"uri": "hf://o/m"}}), PARENT,
-                            Names("llama3", "ml"), [], Settings())
+                            Names("llama3", "ml"), Availability(), Settings())
     (deployment,) = renderer.render("deployment.yaml", view=view, track=view.tracks[0])
     assert deployment["spec"]["template"]["spec"]["containers"][0]["args"] == view.tracks[0].args

@@ -8,7 +8,7 @@ from hooks.hookapi import KubeObject
 from hooks.naming import Names
 from hooks.settings import Settings
 from hooks.validation import validate_resource
-from hooks.view import View, build_view
+from hooks.view import View, build_view, observed_availability
 
 NAMES = Names("llama3", "ml")
 PARENT = KubeObject.model_validate({"apiVersion": "serving.llmdeploy.io/v1alpha1", "kind": "LLMDeployment",
@@ -21,7 +21,8 @@ def deployment(name: str, available: int) -> KubeObject:
 
 
 def view_of(spec: dict[str, Any], observed: list[KubeObject] | None = None) -> View:
-    return build_view(validate_resource("llama3", spec), PARENT, NAMES, observed or [], Settings())
+    availability = observed_availability(observed or [], NAMES)
+    return build_view(validate_resource("llama3", spec), PARENT, NAMES, availability, Settings())
 
 
 def test_canary_overrides_merge_over_the_stable_settings() -> None:
