@@ -19,6 +19,10 @@ test: $(BIN)/llmdeploy
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 	$(BIN)/pytest
+	$(BIN)/python -m bench --short
+
+bench: $(BIN)/llmdeploy
+	$(BIN)/python -m bench
 
 crd: $(BIN)/llmdeploy
 	$(BIN)/llmdeploy crd > crds/llmdeployments.serving.llmdeploy.io.yaml

@@ -1,8 +1,9 @@
 """The web layer: FastAPI wiring around the pure `sync` function.
 
 `create_app(settings)` builds the app; nothing happens at import time. A sync request is
-admitted (or answered 429 when too many are in flight, 413 when too large), decoded, handed
-to `sync` on a worker thread, and encoded. Errors become JSON: 4xx for the caller, non-200
+admitted (or answered 429 when too many are in flight, 413 when too large), then decoded,
+synced and encoded on one worker thread, so that the event loop stays free to accept, read,
+count and refuse requests (and to drain them on shutdown) while syncs queue. Errors become JSON: 4xx for the caller, non-200
 whenever an answer could make Metacontroller delete or change a serving child.
 """
 
@@ -11,8 +12,8 @@ from __future__ import annotations
 import asyncio
 import hmac
 import logging
+import os
 import time
-import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -104,7 +105,7 @@ class Hook:
         self.metrics = metrics
         self.token = read_token(settings.auth_token_file)
         self.in_flight = 0  # touched only on the event loop
-        self.threads = anyio.CapacityLimiter(settings.sync_threads)
+        self.cpu = anyio.CapacityLimiter(1)  # one sync at a time: they are pure CPU under one GIL
         self.cache = DesiredCache(settings.cache_size)
 
     def install(self, renderer: Renderer) -> None:
@@ -119,7 +120,7 @@ class Hook:
         return scheme.lower() == "bearer" and hmac.compare_digest(credential.strip(), self.token)
 
     def answer(self, body: bytes) -> Answer:
-        """Decode, sync, encode: runs on a worker thread."""
+        """Decode, sync, encode."""
         renderer = self.renderer  # one set for the whole request, whatever a reload does
         if renderer is None:
             return _error(503, "not_ready", "NotReady", "templates are not loaded; see the hook's log")
@@ -145,7 +146,7 @@ class Hook:
             log.exception("sync failed", extra={FIELDS: fields})
             return _error(500, "error", "InternalError", f"{type(e).__name__}: {e}", fields)
         self.metrics.saw_phase(parent, result.status.phase)
-        fields |= {"children": len(result.children), "phase": result.status.phase}
+        fields |= {"children": result.children_count, "phase": result.status.phase}
         return Answer(200, result.encode(), result.outcome, fields)
 
 
@@ -194,7 +195,7 @@ def create_app(settings: Settings, metrics: Metrics | None = None) -> FastAPI:
         "requestBody": {"required": True, "content": {"application/json": {"schema": SYNC_REQUEST_SCHEMA}}}})
     async def sync_route(request: Request) -> Response:
         started = time.perf_counter()
-        request_id = request.headers.get("x-request-id") or uuid.uuid4().hex
+        request_id = request.headers.get("x-request-id") or os.urandom(16).hex()
         if not hook.authorized(request.headers.get("authorization")):
             answer = _error(401, "unauthorized", "Unauthorized", "a valid Authorization: Bearer token is required")
         elif hook.in_flight >= settings.max_in_flight:
@@ -207,7 +208,7 @@ def create_app(settings: Settings, metrics: Metrics | None = None) -> FastAPI:
                 body = await read_limited(request, settings.max_body_bytes)
                 answer = _error(413, "too_large", "RequestTooLarge",
                                 f"the request body exceeds {settings.max_body_bytes} bytes") if body is None \
-                    else await anyio.to_thread.run_sync(hook.answer, body, limiter=hook.threads)
+                    else await anyio.to_thread.run_sync(hook.answer, body, limiter=hook.cpu)
             finally:
                 hook.in_flight -= 1
                 metrics.in_flight.dec()

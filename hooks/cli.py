@@ -80,6 +80,7 @@ def _serve(settings: Settings, host: str, port: int, workers: int) -> int:
     import uvicorn
 
     from hooks.app import create_app
+    from hooks.server import serve
 
     configure_logging(settings.log_level, settings.log_format)
     check_templates(settings)  # refuse to start with broken templates
@@ -91,9 +92,9 @@ def _serve(settings: Settings, host: str, port: int, workers: int) -> int:
     if workers > 1:
         # Each worker builds its app from the environment; metrics are summed across them.
         os.environ.setdefault("PROMETHEUS_MULTIPROC_DIR", tempfile.mkdtemp(prefix="llmdeploy-metrics-"))
-        uvicorn.run("hooks.app:create_app_from_env", factory=True, workers=workers, **common)
+        serve(uvicorn.Config("hooks.app:create_app_from_env", factory=True, workers=workers, **common))
         return 0
-    uvicorn.run(create_app(settings), **common)
+    serve(uvicorn.Config(create_app(settings), **common))
     return 0
 
 

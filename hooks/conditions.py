@@ -8,6 +8,7 @@ parent's status already has unless its status changed.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime, timezone
 from typing import Any, Literal
@@ -17,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from hooks.hookapi import KubeObject, SyncRequest
 
 EPOCH = "1970-01-01T00:00:00Z"
+_CANONICAL = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")  # how Kubernetes writes metav1.Time
 
 
 class Condition(BaseModel):
@@ -51,12 +53,20 @@ def format_time(value: datetime) -> str:
 
 def request_time(request: SyncRequest) -> str:
     """The newest moment the request proves has passed."""
-    found = [t for t in map(parse_time, _timestamps(request)) if t is not None]
+    canonical: list[str] = []
+    other: list[datetime] = []
+    for stamp in _timestamps(request):
+        if isinstance(stamp, str) and _CANONICAL.fullmatch(stamp):
+            canonical.append(stamp)  # fixed width, UTC: these order as strings do
+        elif (parsed := parse_time(stamp)) is not None:
+            other.append(parsed)
+    newest = [parse_time(max(canonical))] if canonical else []
+    found = [t for t in [*newest, *other] if t is not None]
     return format_time(max(found)) if found else EPOCH
 
 
 def _timestamps(request: SyncRequest) -> Iterator[Any]:
-    for obj in [request.parent, *request.observed_children()]:
+    for obj in [request.parent, *(c for group in request.children.values() for c in group.values())]:
         yield from _object_timestamps(obj)
 
 
@@ -98,7 +108,8 @@ def settle(
         before = previous.get(kind, {})
         since = before.get("lastTransitionTime")
         keep = before.get("status") == status and parse_time(since) is not None
-        out.append(Condition(
+        # Built without re-validation: every value is ours and already of the right type.
+        out.append(Condition.model_construct(
             type=kind, status=status, reason=reason, message=message,
             last_transition_time=str(since) if keep else now, observed_generation=generation,
         ))

@@ -20,8 +20,7 @@ DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024
 # Metacontroller syncs at most 5 parents at once per controller (its --workers): far more than
 # that in flight means a backlog that would outlast its 10 s timeout, so answer 429 instead.
 DEFAULT_MAX_IN_FLIGHT = 32
-DEFAULT_SYNC_THREADS = 4
-DEFAULT_CACHE_SIZE = 4096
+DEFAULT_CACHE_SIZE = 16384  # resources remembered: a fleet this size resyncs without re-rendering
 DEFAULT_GRACEFUL_SHUTDOWN_SECONDS = 25  # under the pod's 30 s termination grace period
 ISTIO_API_VERSIONS = ("networking.istio.io/v1", "networking.istio.io/v1beta1")
 
@@ -70,8 +69,7 @@ class Settings:
     downloader_images: Mapping[str, str] = field(default_factory=lambda: dict(DEFAULT_DOWNLOADER_IMAGES))
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     max_in_flight: int = DEFAULT_MAX_IN_FLIGHT
-    sync_threads: int = DEFAULT_SYNC_THREADS
-    cache_size: int = DEFAULT_CACHE_SIZE  # rendered resources remembered (about 16 KiB each)
+    cache_size: int = DEFAULT_CACHE_SIZE  # rendered resources remembered (about 3 KiB each)
     graceful_shutdown_seconds: float = DEFAULT_GRACEFUL_SHUTDOWN_SECONDS
     log_level: str = "INFO"
     log_format: str = "auto"  # json, text, or auto: text in a terminal
@@ -98,14 +96,14 @@ class Settings:
 
         LLMDEPLOY_TEMPLATES_DIR, LLMDEPLOY_TEMPLATES_POLL_SECONDS, LLMDEPLOY_ISTIO_API_VERSION, LLMDEPLOY_<ENGINE>_IMAGE,
         LLMDEPLOY_AUTH_TOKEN_FILE, LLMDEPLOY_TLS_CERT_FILE, LLMDEPLOY_TLS_KEY_FILE,
-        LLMDEPLOY_MAX_BODY_BYTES, LLMDEPLOY_MAX_IN_FLIGHT, LLMDEPLOY_SYNC_THREADS, LLMDEPLOY_CACHE_SIZE,
+        LLMDEPLOY_MAX_BODY_BYTES, LLMDEPLOY_MAX_IN_FLIGHT, LLMDEPLOY_CACHE_SIZE,
         LLMDEPLOY_GRACEFUL_SHUTDOWN_SECONDS, LLMDEPLOY_LOG_LEVEL, LLMDEPLOY_LOG_FORMAT.
         """
         env = os.environ if environ is None else environ
         values: dict[str, object] = {}
         if env.get("LLMDEPLOY_TEMPLATES_POLL_SECONDS"):
             values["templates_poll_seconds"] = _positive_number(env, "LLMDEPLOY_TEMPLATES_POLL_SECONDS")
-        for name in ("max_body_bytes", "max_in_flight", "sync_threads", "cache_size"):
+        for name in ("max_body_bytes", "max_in_flight", "cache_size"):
             if env.get(f"LLMDEPLOY_{name.upper()}"):
                 values[name] = int(_positive_number(env, f"LLMDEPLOY_{name.upper()}"))
         if env.get("LLMDEPLOY_GRACEFUL_SHUTDOWN_SECONDS"):

@@ -79,16 +79,14 @@ class Rollout:
                 and self.available >= self.desired and self.replicas == self.updated)
 
 
-def status_for(request: SyncRequest, desired: DesiredState) -> LLMDeploymentStatus:
-    observed = request.observed_children()
+def status_for(request: SyncRequest, observed: Sequence[KubeObject], desired: DesiredState) -> LLMDeploymentStatus:
     rollouts = [_rollout(t.track, t.deployment, observed, t) for t in desired.tracks]
     models = {t.track: t.model for t in desired.tracks}
     return _status(request, rollouts, models, desired.url, desired.traffic, spec_errors=[], frozen=None)
 
 
-def frozen_status(request: SyncRequest, names: Names, why: Literal["Invalid", "Paused"],
-                  spec_errors: Sequence[str]) -> LLMDeploymentStatus:
-    observed = request.observed_children()
+def frozen_status(request: SyncRequest, observed: Sequence[KubeObject], names: Names,
+                  why: Literal["Invalid", "Paused"], spec_errors: Sequence[str]) -> LLMDeploymentStatus:
     rollouts = [_rollout(t, names.deployment(t), observed, None)
                 for t in ("stable", "canary") if t == "stable" or _find(observed, names.deployment(t))]
     previous = request.parent.status_map
@@ -112,17 +110,18 @@ def _status(request: SyncRequest, rollouts: Sequence[Rollout], models: dict[Trac
     fresh += [(f"{r.track.title()}Available", r.available > 0, *_available_reason(r)) for r in rollouts]
     fresh.append(("SpecValid", not spec_errors, "InvalidSpec" if spec_errors else "Valid",
                   "; ".join(spec_errors) if spec_errors else "spec is valid"))
-    tracks = {r.track: TrackStatus(deployment=r.name, model=models.get(r.track), replicas=r.replicas,
-                                   ready_replicas=r.ready, available_replicas=r.available,
-                                   updated_replicas=r.updated) for r in rollouts}
-    return LLMDeploymentStatus(
+    # Built without re-validation: every value below is the hook's own, of the right type.
+    tracks = {r.track: TrackStatus.model_construct(deployment=r.name, model=models.get(r.track), replicas=r.replicas,
+                                                   ready_replicas=r.ready, available_replicas=r.available,
+                                                   updated_replicas=r.updated) for r in rollouts}
+    return LLMDeploymentStatus.model_construct(
         observed_generation=generation,
         phase=phase,
         url=url,
         ready=next((f"{r.ready}/{r.desired}" for r in rollouts if r.track == "stable"), None),
         stable=tracks.get("stable"),
         canary=tracks.get("canary"),
-        traffic=TrafficStatus(router=traffic.router, stable=traffic.stable, canary=traffic.canary)
+        traffic=TrafficStatus.model_construct(router=traffic.router, stable=traffic.stable, canary=traffic.canary)
         if traffic else None,
         conditions=settle(fresh, previous_conditions(request.parent), request_time(request), generation),
     )
@@ -169,19 +168,25 @@ def _rollout(track: Track, name: str, observed: Sequence[KubeObject], wanted: Tr
         replicas=_int(status.get("replicas")), ready=_int(status.get("readyReplicas")),
         available=_int(status.get("availableReplicas")), updated=_int(status.get("updatedReplicas")),
         caught_up=_int(status.get("observedGeneration")) >= live.metadata.generation,
-        changing=wanted is not None and wanted.digest != _last_applied_digest(live),
+        changing=wanted is not None and not _applied(live, wanted),
         deadline_exceeded=any(c.get("type") == "Progressing" and c.get("reason") == "ProgressDeadlineExceeded"
                               or c.get("type") == "ReplicaFailure" and c.get("status") == "True"
                               for c in conditions),
     )
 
 
-def _last_applied_digest(child: KubeObject) -> bytes | None:
-    """The digest of what was last applied to `child`, canonically encoded as the hook encodes."""
+def _applied(child: KubeObject, wanted: TrackPlan) -> bool:
+    """Whether `child` was last applied exactly as `wanted`: first as Metacontroller writes the
+    annotation, then, for any other spelling, by decoding it."""
+    annotation = child.metadata.annotations.get(LAST_APPLIED_ANNOTATION)
+    if annotation is None:
+        return False
+    if digest(annotation.encode()) == wanted.applied_digest:
+        return True
     try:
-        return digest(dumps(loads(child.metadata.annotations.get(LAST_APPLIED_ANNOTATION, "null"))))
+        return digest(dumps(loads(annotation))) == wanted.digest
     except (ValueError, TypeError):
-        return None
+        return False
 
 
 def _observed_url(observed: Sequence[KubeObject], names: Names) -> str | None:

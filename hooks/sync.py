@@ -25,6 +25,7 @@ from hooks.view import observed_availability
 class SyncResponse:
     status: LLMDeploymentStatus
     children_json: bytes  # the children list, canonical JSON
+    children_count: int
     outcome: str  # ok | invalid | paused: what happened, for logs and metrics
 
     @property
@@ -65,7 +66,9 @@ def sync(request: SyncRequest, renderer: Renderer, settings: Settings,
     else:
         desired = cache.get_or_compute(cache_key(request, names, availability, renderer), compute)
     if desired.outcome == "ok":
-        return SyncResponse(status_for(request, desired), desired.children_json, "ok")
-    children = dumps(frozen_children(observed))
+        return SyncResponse(status_for(request, observed, desired), desired.children_json, desired.children_count,
+                            "ok")
+    frozen = frozen_children(observed)
     why: Literal["Invalid", "Paused"] = "Invalid" if desired.outcome == "invalid" else "Paused"
-    return SyncResponse(frozen_status(request, names, why, desired.spec_errors), children, desired.outcome)
+    status = frozen_status(request, observed, names, why, desired.spec_errors)
+    return SyncResponse(status, dumps(frozen), len(frozen), desired.outcome)

@@ -64,6 +64,7 @@ class HookServer:
                    "--port", str(self.port), *(args or [])]
         # A file, not a pipe: nobody reads a pipe while tests run, and a full one blocks the server.
         self.log = tempfile.TemporaryFile()
+        self.output = ""
         self.process = subprocess.Popen(command, env={**os.environ, **(env or {})},
                                         stdout=self.log, stderr=subprocess.STDOUT)
 
@@ -83,6 +84,8 @@ class HookServer:
 
     def stop(self) -> str:
         """Stop the server (SIGTERM) and return everything it printed."""
+        if self.log.closed:
+            return self.output
         if self.process.poll() is None:
             self.process.terminate()
         try:
@@ -91,9 +94,9 @@ class HookServer:
             self.process.kill()
             self.process.wait()
         self.log.seek(0)
-        output = self.log.read().decode(errors="replace")
+        self.output = self.log.read().decode(errors="replace")
         self.log.close()
-        return output
+        return self.output
 
 
 @pytest.fixture(scope="session")

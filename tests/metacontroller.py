@@ -118,6 +118,14 @@ def _list_key(*lists: list[Any]) -> str | None:
 SYSTEM_FIELDS = ("uid", "resourceVersion", "generation", "creationTimestamp")
 
 
+def go_marshal(obj: Any) -> str:
+    """What Go's json.Marshal writes for a map, as Metacontroller stores last-applied:
+    sorted keys, no spaces, UTF-8, and <, >, & escaped."""
+    text = json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    text = text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
+    return text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+
+
 class Cluster:
     """Just enough API server for the hook's children: stores objects, defaults a few fields
     the way Kubernetes does, bumps generation on spec changes, and applies like Metacontroller."""
@@ -142,7 +150,7 @@ class Cluster:
             live = self.objects.get(key)
             if live is None:
                 created = copy.deepcopy(obj)
-                created["metadata"].setdefault("annotations", {})[LAST_APPLIED_ANNOTATION] = json.dumps(obj)
+                created["metadata"].setdefault("annotations", {})[LAST_APPLIED_ANNOTATION] = go_marshal(obj)
                 created["metadata"].update(uid=f"uid-{key[1]}", generation=1, resourceVersion="1",
                                            creationTimestamp="2026-08-21T14:03:12Z")
                 self.objects[key] = _server_defaults(created)
@@ -156,7 +164,7 @@ class Cluster:
             merged.pop("status", None)
             if "status" in live:
                 merged["status"] = live["status"]
-            merged["metadata"].setdefault("annotations", {})[LAST_APPLIED_ANNOTATION] = json.dumps(obj)
+            merged["metadata"].setdefault("annotations", {})[LAST_APPLIED_ANNOTATION] = go_marshal(obj)
             merged = _server_defaults(merged)
             if merged != live:
                 if merged.get("spec") != live.get("spec"):

@@ -146,3 +146,19 @@ def test_frozen_status_reads_the_observed_children(renderer: Renderer, settings:
     assert frozen.url == good.url and frozen.traffic == good.traffic
     assert frozen.stable == good.stable and frozen.canary == good.canary
     assert condition(frozen, "Ready").status == "True"
+
+
+def test_last_applied_in_any_spelling_counts_as_applied(renderer: Renderer, settings: Settings) -> None:
+    import json
+
+    from hooks.naming import LAST_APPLIED_ANNOTATION
+
+    spec = {**SPEC, "pod": {"annotations": {"note": "a<b & c>d \u2028 é"}}}
+    cluster = deploy(renderer, settings, spec)
+    set_status(cluster, "llama3-stable", 2)
+    set_status(cluster, "llama3-canary", 1)
+    assert status_of(renderer, settings, cluster, spec).phase == "Ready"  # Go's spelling: the fast path
+    for obj in cluster.objects.values():
+        annotations = obj["metadata"]["annotations"]
+        annotations[LAST_APPLIED_ANNOTATION] = json.dumps(json.loads(annotations[LAST_APPLIED_ANNOTATION]), indent=2)
+    assert status_of(renderer, settings, cluster, spec).phase == "Ready"  # any other spelling: decoded

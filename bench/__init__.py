@@ -1,0 +1,1 @@
+"""llmdeploy's benchmark: `python -m bench [--short] [--json]` (make bench)."""

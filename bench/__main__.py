@@ -1,0 +1,74 @@
+"""Run the benchmark and print a table (or JSON).
+
+    python -m bench            the full run (several minutes): make bench
+    python -m bench --short    a few seconds, in CI, so the benchmark cannot rot
+    python -m bench --json     machine-readable
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from typing import Any
+
+from bench import measure
+
+
+def table(title: str, rows: list[dict[str, Any]], columns: list[tuple[str, str, str]]) -> str:
+    """A Markdown table: columns are (key, heading, format)."""
+    lines = [f"\n{title}\n", "| " + " | ".join(h for _, h, _ in columns) + " |",
+             "|" + "---|" * len(columns)]
+    for row in rows:
+        lines.append("| " + " | ".join(format(row[k], f) if f else str(row[k]) for k, _, f in columns) + " |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench")
+    parser.add_argument("--short", action="store_true", help="a few seconds instead of several minutes")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
+    args = parser.parse_args()
+    short = args.short
+    started = time.perf_counter()
+    results = {
+        "machine": measure.machine(),
+        "mode": "short" if short else "full",
+        "in_process": measure.in_process(200 if short else 3000),
+        "http": measure.over_http(1.0 if short else 10.0),
+        "growth_by_size": measure.growth_by_size([1, 10, 100] if short else [1, 10, 100, 1000], 20 if short else 200),
+        "growth_by_fleet": measure.growth_by_fleet([1, 10, 100] if short else [1, 10, 100, 1000, 10000],
+                                                   300 if short else 20000),
+        "server_memory": measure.server_memory(100 if short else 10000),
+    }
+    results["seconds"] = round(time.perf_counter() - started, 1)
+    if args.json:
+        print(json.dumps(results, indent=2))
+        return
+    print(f"llmdeploy benchmark ({results['mode']}) on {results['machine']}")
+    print(table("In-process sync vs. its JSON floor (decode request + encode response), microseconds",
+                results["in_process"], [("request", "request", ""), ("bytes_in", "bytes in", ""),
+                                        ("hook_p50_us", "hook p50", ".0f"), ("hook_p99_us", "hook p99", ".0f"),
+                                        ("floor_p50_us", "floor p50", ".0f"), ("floor_p99_us", "floor p99", ".0f"),
+                                        ("ratio", "hook/floor", ".1f"), ("uncached_p50_us", "uncached p50", ".0f")]))
+    print(table("Over HTTP, one worker, load from another process", results["http"], [
+        ("concurrency", "concurrency", ""), ("sync_rps", "sync req/s", ".0f"), ("sync_p50_ms", "sync p50 ms", ".2f"),
+        ("sync_p99_ms", "sync p99 ms", ".2f"), ("healthz_rps", "/healthz req/s", ".0f"),
+        ("healthz_p99_ms", "/healthz p99 ms", ".2f"), ("ratio", "sync/healthz", ".2f"),
+        ("sync_statuses", "sync statuses", "")]))
+    print(table("Growth with spec size (N args, annotations, hosts; min(N, 128) env vars), microseconds",
+                results["growth_by_size"], [("size", "N", ""), ("bytes_in", "bytes in", ""),
+                                            ("uncached_p50_us", "uncached p50", ".0f"),
+                                            ("cached_p50_us", "cached p50", ".0f")]))
+    print(table("Growth with fleet size (distinct resources, each resynced), microseconds per sync",
+                results["growth_by_fleet"], [("resources", "resources", ""), ("per_sync_us", "per sync", ".0f"),
+                                             ("cached", "cache entries", "")]))
+    print(table("Server memory (two passes over distinct resources), MiB", [results["server_memory"]], [
+        ("resources", "resources", ""), ("rss_start_mib", "RSS at start", ".0f"),
+        ("rss_after_first_pass_mib", "after pass 1", ".0f"), ("rss_after_second_pass_mib", "after pass 2", ".0f"),
+        ("peak_mib", "peak", ".0f")]))
+    print(f"\n({results['seconds']} s)")
+
+
+if __name__ == "__main__":
+    main()

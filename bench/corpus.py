@@ -1,0 +1,96 @@
+"""The requests the benchmark sends, shaped as Metacontroller sends them."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from hooks.desired import go_json
+from hooks.encoding import dumps
+from hooks.hookapi import parse_request
+from hooks.naming import LAST_APPLIED_ANNOTATION
+from hooks.selfcheck import check_templates
+from hooks.settings import Settings
+from hooks.sync import sync
+
+JSON = dict[str, Any]
+UID = "8c1f5e2a-4b7d-4e0a-9f3c-2d6b1a7e9c44"
+CHILD_RULES = [("apps/v1", "Deployment"), ("v1", "Service"), ("autoscaling/v2", "HorizontalPodAutoscaler"),
+               ("policy/v1", "PodDisruptionBudget"), ("networking.istio.io/v1", "DestinationRule"),
+               ("networking.istio.io/v1", "VirtualService")]
+RUNNING_SPEC: JSON = {
+    "model": {"uri": "hf://meta-llama/Llama-3.1-8B-Instruct", "credentialsSecret": "hf-token"},
+    "resources": {"gpu": {"count": 1, "product": "NVIDIA-L40S"}},
+    "autoscaling": {"minReplicas": 2, "maxReplicas": 8, "metrics": [{"type": "queue-length", "target": 5},
+                                                                      {"type": "gpu-utilization", "target": 80}]},
+    "canary": {"weight": 10, "model": {"revision": "0e9e39f249a16976918f6564b8830bc894c89659"},
+               "match": [{"headers": {"x-llm-canary": {"exact": "true"}}}], "mirror": True},
+    "traffic": {"hosts": ["llama3.ml.example.com"], "gateways": ["istio-ingress/public-gateway"]},
+}
+
+
+def request(spec: Any, name: str = "llama3", children: list[JSON] | None = None) -> JSON:
+    groups: dict[str, dict[str, JSON]] = {f"{kind}.{api}": {} for api, kind in CHILD_RULES}
+    for child in children or []:
+        groups[f"{child['kind']}.{child['apiVersion']}"][child["metadata"]["name"]] = child
+    parent = {"apiVersion": "serving.llmdeploy.io/v1alpha1", "kind": "LLMDeployment",
+              "metadata": {"name": name, "namespace": "ml", "uid": UID, "generation": 3,
+                           "creationTimestamp": "2026-08-21T14:03:11Z", "resourceVersion": "1243020"},
+              "spec": spec}
+    return {"controller": {"apiVersion": "metacontroller.k8s.io/v1alpha1", "kind": "CompositeController",
+                           "metadata": {"name": "llmdeployment-controller"},
+                           "spec": {"generateSelector": True}},
+            "parent": parent, "children": groups, "related": {}, "finalizing": False}
+
+
+def observed(spec: JSON, name: str = "llama3") -> list[JSON]:
+    """The children of `spec` as the API server would hold them once rolled out."""
+    settings = Settings()
+    children = sync(parse_request(request(spec, name)), check_templates(settings), settings).children
+    live = []
+    for child in children:
+        obj = copy.deepcopy(child)
+        obj["metadata"]["annotations"] = {**obj["metadata"].get("annotations", {}),
+                                          LAST_APPLIED_ANNOTATION: go_json(dumps(child)).decode()}
+        obj["metadata"].update(uid=f"uid-{child['metadata']['name']}", generation=2, resourceVersion="1242950",
+                               creationTimestamp="2026-08-21T14:03:12Z",
+                               ownerReferences=[{"apiVersion": "serving.llmdeploy.io/v1alpha1", "kind": "LLMDeployment",
+                                                 "name": name, "uid": UID, "controller": True,
+                                                 "blockOwnerDeletion": True}])
+        if child["kind"] == "Deployment":
+            replicas = obj["spec"].setdefault("replicas", 2)
+            obj["status"] = {"observedGeneration": 2, "replicas": replicas, "readyReplicas": replicas,
+                             "availableReplicas": replicas, "updatedReplicas": replicas, "conditions": [
+                                 {"type": "Available", "status": "True", "reason": "MinimumReplicasAvailable",
+                                  "lastTransitionTime": "2026-08-22T09:24:30Z", "lastUpdateTime": "2026-08-22T09:24:30Z",
+                                  "message": "Deployment has minimum availability."}]}
+        live.append(obj)
+    return live
+
+
+def new_resource() -> JSON:
+    return request({"model": {"uri": "hf://meta-llama/Llama-3.1-8B-Instruct"}})
+
+
+def running_resource() -> JSON:
+    return request(RUNNING_SPEC, children=observed(RUNNING_SPEC))
+
+
+def invalid_with_children() -> JSON:
+    return request({**RUNNING_SPEC, "canary": {**RUNNING_SPEC["canary"], "weight": 250}},
+                   children=observed(RUNNING_SPEC))
+
+
+def grown(size: int) -> JSON:
+    """A spec with `size` engine args, annotations and hosts, and min(size, 128) env vars
+    (the API's limit)."""
+    spec = copy.deepcopy(RUNNING_SPEC)
+    spec["engine"] = {"args": [f"--flag-{i}=value-{i}" for i in range(size)],
+                      "env": [{"name": f"VAR_{i}", "value": f"value-{i}"} for i in range(min(size, 128))]}
+    spec["pod"] = {"annotations": {f"example.com/key-{i}": f"value-{i}" for i in range(size)}}
+    spec["traffic"] = {"hosts": [f"host-{i}.example.com" for i in range(size)]}
+    return request(spec)
+
+
+def fleet_member(i: int) -> JSON:
+    return request(RUNNING_SPEC, name=f"model-{i}")

@@ -1,0 +1,197 @@
+"""The measurements: in-process against the JSON floor, over HTTP against /healthz, growth."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from bench import corpus
+from hooks.desired import DesiredCache
+from hooks.encoding import dumps, loads
+from hooks.errors import UnsafeToAnswer
+from hooks.hookapi import parse_request
+from hooks.rendering import Renderer
+from hooks.selfcheck import check_templates
+from hooks.settings import Settings
+from hooks.sync import sync
+
+ROOT = Path(__file__).resolve().parent.parent
+Row = dict[str, Any]
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def timed(fn: Callable[[], object], iterations: int) -> list[float]:
+    samples = []
+    for _ in range(iterations):
+        started = time.perf_counter()
+        fn()
+        samples.append(time.perf_counter() - started)
+    return samples
+
+
+def machine() -> str:
+    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                if line.startswith("model name")), platform.processor() or "unknown CPU")
+    return f"{os.cpu_count()} cores, {cpu}, Python {platform.python_version()}"
+
+
+class Hook:
+    """The web layer's path minus HTTP: decode, sync (with the cache), encode."""
+
+    def __init__(self) -> None:
+        self.settings = Settings()
+        self.renderer: Renderer = check_templates(self.settings)
+        self.cache = DesiredCache(self.settings.cache_size)
+
+    def answer(self, body: bytes, cache: bool = True) -> bytes:
+        try:
+            return sync(parse_request(loads(body)), self.renderer, self.settings,
+                        self.cache if cache else None).encode()
+        except UnsafeToAnswer as e:
+            return dumps({"error": "UnsafeToAnswer", "message": str(e)})
+
+
+def in_process(iterations: int) -> list[Row]:
+    hook = Hook()
+    rows = []
+    for name, raw in (("new resource", corpus.new_resource()), ("running: canary, A/B, HPA, 7 children",
+                                                                  corpus.running_resource()),
+                      ("invalid spec, 7 children", corpus.invalid_with_children())):
+        body = dumps(raw)
+        response = loads(hook.answer(body))
+        hook_times = timed(lambda: hook.answer(body), iterations)
+        floor_times = timed(lambda: dumps(loads(body) and response), iterations)
+        cold = timed(lambda: hook.answer(body, cache=False), max(iterations // 20, 5))
+        p50, floor = percentile(hook_times, 0.5), percentile(floor_times, 0.5)
+        rows.append({"request": name, "bytes_in": len(body), "hook_p50_us": p50 * 1e6,
+                     "hook_p99_us": percentile(hook_times, 0.99) * 1e6, "floor_p50_us": floor * 1e6,
+                     "floor_p99_us": percentile(floor_times, 0.99) * 1e6, "ratio": p50 / floor,
+                     "uncached_p50_us": percentile(cold, 0.5) * 1e6})
+    return rows
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+class Server:
+    """`llmdeploy serve` with one worker, as in the cluster."""
+
+    def __init__(self) -> None:
+        self.port = free_port()
+        self.log = tempfile.TemporaryFile()
+        self.process = subprocess.Popen(
+            [str(Path(sys.executable).parent / "llmdeploy"), "serve", "--port", str(self.port)],
+            env={**os.environ, "LLMDEPLOY_LOG_LEVEL": "WARNING"}, stdout=self.log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                if httpx.get(f"http://127.0.0.1:{self.port}/readyz").status_code == 200:
+                    return
+            except httpx.HTTPError:
+                if time.monotonic() > deadline or self.process.poll() is not None:
+                    raise
+                time.sleep(0.1)
+
+    def memory_kib(self) -> dict[str, int]:
+        status = Path(f"/proc/{self.process.pid}/status").read_text().splitlines()
+        return {k: int(line.split()[1]) for line in status for k in ("VmRSS", "VmHWM") if line.startswith(k + ":")}
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=30)
+        self.log.close()
+
+
+def load(port: int, method: str, path: str, body: bytes, concurrency: int, seconds: float) -> Row:
+    with tempfile.NamedTemporaryFile(suffix=".json") as f:
+        f.write(body)
+        f.flush()
+        out = subprocess.run([sys.executable, "-m", "bench.loadgen", str(port), method, path,
+                              f.name if body else "-", str(concurrency), str(seconds)],
+                             capture_output=True, text=True, check=True, cwd=ROOT)
+    result: Row = json.loads(out.stdout)
+    return result
+
+
+def over_http(seconds: float) -> list[Row]:
+    server = Server()
+    body = dumps(corpus.running_resource())
+    rows = []
+    try:
+        httpx.post(f"http://127.0.0.1:{server.port}/sync", content=body)  # warm the cache
+        for concurrency in (8, 32):
+            sync_run = load(server.port, "POST", "/sync", body, concurrency, seconds)
+            health = load(server.port, "GET", "/healthz", b"", concurrency, seconds)
+            rows.append({"concurrency": concurrency, "sync_rps": sync_run["rps"], "sync_p50_ms": sync_run["p50_ms"],
+                         "sync_p99_ms": sync_run["p99_ms"], "sync_statuses": sync_run["statuses"],
+                         "healthz_rps": health["rps"], "healthz_p50_ms": health["p50_ms"],
+                         "healthz_p99_ms": health["p99_ms"], "ratio": sync_run["rps"] / health["rps"]})
+    finally:
+        server.stop()
+    return rows
+
+
+def growth_by_size(sizes: list[int], iterations: int) -> list[Row]:
+    hook = Hook()
+    rows = []
+    for size in sizes:
+        body = dumps(corpus.grown(size))
+        assert b'"error"' not in hook.answer(body)[:20]
+        cold = timed(lambda: hook.answer(body, cache=False), max(iterations // 10, 3))
+        warm = timed(lambda: hook.answer(body), iterations)
+        rows.append({"size": size, "bytes_in": len(body), "uncached_p50_us": percentile(cold, 0.5) * 1e6,
+                     "cached_p50_us": percentile(warm, 0.5) * 1e6})
+    return rows
+
+
+def growth_by_fleet(fleet_sizes: list[int], syncs: int) -> list[Row]:
+    rows = []
+    for n in fleet_sizes:
+        hook = Hook()
+        bodies = [dumps(corpus.fleet_member(i)) for i in range(n)]
+        for body in bodies:  # every resource synced once: the cache holds the fleet
+            hook.answer(body)
+        count = max(syncs, n)
+        started = time.perf_counter()
+        for i in range(count):
+            hook.answer(bodies[i % n])
+        per_sync = (time.perf_counter() - started) / count
+        rows.append({"resources": n, "per_sync_us": per_sync * 1e6, "cached": len(hook.cache)})
+    return rows
+
+
+def server_memory(resources: int) -> Row:
+    server = Server()
+    try:
+        before = server.memory_kib()
+        with httpx.Client(base_url=f"http://127.0.0.1:{server.port}", timeout=30) as client:
+            for round_ in range(2):
+                for i in range(resources):
+                    client.post("/sync", content=dumps(corpus.fleet_member(i)))
+                if round_ == 0:
+                    first = server.memory_kib()
+        return {"resources": resources, "rss_start_mib": before["VmRSS"] / 1024,
+                "rss_after_first_pass_mib": first["VmRSS"] / 1024,
+                "rss_after_second_pass_mib": server.memory_kib()["VmRSS"] / 1024,
+                "peak_mib": server.memory_kib()["VmHWM"] / 1024}
+    finally:
+        server.stop()
