@@ -31,7 +31,7 @@ def main() -> None:
     args = parser.parse_args()
     short = args.short
     started = time.perf_counter()
-    results = {
+    results: dict[str, Any] = {
         "machine": measure.machine(),
         "mode": "short" if short else "full",
         "in_process": measure.in_process(200 if short else 3000),
