@@ -34,45 +34,41 @@ class EngineProfile:
     metrics_port: int | None = None  # None: metrics are served on the engine port
 
 
-def _vllm(a: EngineArgs) -> list[str]:
-    quantization = {"int8": "compressed-tensors"}.get(a.quantization, a.quantization)
-    return [
-        f"--model={a.model}",
-        *([f"--revision={a.revision}"] if a.revision else []),
-        f"--served-model-name={a.served_name}",
-        f"--tensor-parallel-size={a.tensor_parallel_size}",
-        *([f"--quantization={quantization}"] if a.quantization != "none" else []),
-        *([f"--max-model-len={a.max_model_len}"] if a.max_model_len else []),
-        f"--port={a.port}",
-    ]
+@dataclass(frozen=True)
+class Flags:
+    """An OpenAI-compatible engine's names for the same settings."""
+
+    model: str
+    served_name: str
+    tensor_parallel: str
+    quantization: str
+    max_model_len: str
+    quantization_names: dict[str, str]  # where the engine's name differs from the API's
+    extra: tuple[str, ...] = ()
 
 
-def _tgi(a: EngineArgs) -> list[str]:
-    quantization = {"int8": "bitsandbytes"}.get(a.quantization, a.quantization)
-    return [
-        f"--model-id={a.model}",
-        *([f"--revision={a.revision}"] if a.revision else []),
-        f"--served-model-name={a.served_name}",
-        f"--num-shard={a.tensor_parallel_size}",
-        *([f"--quantize={quantization}"] if a.quantization != "none" else []),
-        *([f"--max-total-tokens={a.max_model_len}"] if a.max_model_len else []),
-        "--hostname=0.0.0.0",
-        f"--port={a.port}",
-    ]
+def _arguments(flags: Flags) -> Callable[[EngineArgs], list[str]]:
+    def build(a: EngineArgs) -> list[str]:
+        quantization = flags.quantization_names.get(a.quantization, a.quantization)
+        return [
+            f"{flags.model}={a.model}",
+            *([f"--revision={a.revision}"] if a.revision else []),
+            f"{flags.served_name}={a.served_name}",
+            f"{flags.tensor_parallel}={a.tensor_parallel_size}",
+            *([f"{flags.quantization}={quantization}"] if a.quantization != "none" else []),
+            *([f"{flags.max_model_len}={a.max_model_len}"] if a.max_model_len else []),
+            *flags.extra,
+            f"--port={a.port}",
+        ]
+    return build
 
 
-def _sglang(a: EngineArgs) -> list[str]:
-    quantization = {"int8": "w8a8_int8"}.get(a.quantization, a.quantization)
-    return [
-        f"--model-path={a.model}",
-        *([f"--revision={a.revision}"] if a.revision else []),
-        f"--served-model-name={a.served_name}",
-        f"--tp-size={a.tensor_parallel_size}",
-        *([f"--quantization={quantization}"] if a.quantization != "none" else []),
-        *([f"--context-length={a.max_model_len}"] if a.max_model_len else []),
-        "--host=0.0.0.0",
-        f"--port={a.port}",
-    ]
+_vllm = _arguments(Flags("--model", "--served-model-name", "--tensor-parallel-size", "--quantization",
+                         "--max-model-len", {"int8": "compressed-tensors"}))
+_tgi = _arguments(Flags("--model-id", "--served-model-name", "--num-shard", "--quantize", "--max-total-tokens",
+                        {"int8": "bitsandbytes"}, ("--hostname=0.0.0.0",)))
+_sglang = _arguments(Flags("--model-path", "--served-model-name", "--tp-size", "--quantization",
+                           "--context-length", {"int8": "w8a8_int8"}, ("--host=0.0.0.0",)))
 
 
 def _triton(a: EngineArgs) -> list[str]:
