@@ -1,7 +1,7 @@
 """The `llmdeploy` command: serve the hook, or preview what it renders.
 
     llmdeploy serve [--host H] [--port P] [--workers N]
-    llmdeploy render -f CR.yaml [--observed FILE]   children on stdout (YAML), status on stderr
+    llmdeploy render -f CR.yaml [--observed FILE]   children on stdout (YAML), status on stderr (# comments)
     llmdeploy crd                                   the CustomResourceDefinition, from the models
     llmdeploy templates check [DIR]                 try a template folder against the examples
 """
@@ -140,7 +140,9 @@ def _render(settings: Settings, filename: Path, observed_file: Path | None) -> i
     yaml.dump_all(result.children, sys.stdout, Dumper=_DUMPER, sort_keys=False, explicit_start=True)
     sys.stdout.flush()
     status = result.status.as_json()
-    yaml.dump({"status": status}, sys.stderr, Dumper=_DUMPER, sort_keys=False)
+    # As YAML comments: readable, and a stream with stderr merged in (2>&1) stays valid.
+    text = yaml.dump({"status": status}, Dumper=_DUMPER, sort_keys=False)
+    sys.stderr.write("".join(f"# {line}\n" for line in text.splitlines()))
     if result.outcome == "invalid":
         spec_valid = next(c for c in status["conditions"] if c["type"] == "SpecValid")
         print(f"llmdeploy: invalid LLMDeployment: {spec_valid['message']}", file=sys.stderr)
