@@ -20,6 +20,8 @@ _LONGEST_IMPLICIT_KEY = 512
 
 
 def _quote(text: str) -> str:
+    if text.isascii() and text.isprintable() and '"' not in text and "\\" not in text:
+        return f'"{text}"'  # nothing to escape: the common case
     out = ['"']
     for char in text:
         code = ord(char)
