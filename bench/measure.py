@@ -17,14 +17,12 @@ from typing import Any
 import httpx
 
 from bench import corpus
+from hooks import app as service
 from hooks.desired import DesiredCache
 from hooks.encoding import dumps, loads
-from hooks.errors import UnsafeToAnswer
-from hooks.hookapi import parse_request
-from hooks.rendering import Renderer
+from hooks.metrics import Metrics
 from hooks.selfcheck import check_templates
 from hooks.settings import Settings
-from hooks.sync import sync
 
 ROOT = Path(__file__).resolve().parent.parent
 Row = dict[str, Any]
@@ -51,19 +49,20 @@ def machine() -> str:
 
 
 class Hook:
-    """The web layer's path minus HTTP: decode, sync (with the cache), encode."""
+    """The web layer's own answer path (decode, sync, encode, metrics) minus HTTP, with the
+    desired-state cache, and the same without it (a cache that keeps nothing)."""
 
     def __init__(self) -> None:
-        self.settings = Settings()
-        self.renderer: Renderer = check_templates(self.settings)
-        self.cache = DesiredCache(self.settings.cache_size)
+        renderer = check_templates(Settings())
+        self.cached = service.Hook(Settings(), renderer, Metrics())
+        self.uncached = service.Hook(Settings(cache_size=0), renderer, Metrics())
+
+    @property
+    def cache(self) -> DesiredCache:
+        return self.cached.cache
 
     def answer(self, body: bytes, cache: bool = True) -> bytes:
-        try:
-            return sync(parse_request(loads(body)), self.renderer, self.settings,
-                        self.cache if cache else None).encode()
-        except UnsafeToAnswer as e:
-            return dumps({"error": "UnsafeToAnswer", "message": str(e)})
+        return (self.cached if cache else self.uncached).answer(body).body
 
 
 def in_process(iterations: int) -> list[Row]:

@@ -53,15 +53,9 @@ def set_path(raw: Raw, path: str, value: Any) -> Raw:
     return changed
 
 
-def stable_available(raw: Raw, n: int) -> Raw:
+def deployment_status(raw: Raw, track: str, field: str, value: int) -> Raw:
     changed = copy.deepcopy(raw)
-    changed["children"]["Deployment.apps/v1"]["llama3-stable"]["status"]["availableReplicas"] = n
-    return changed
-
-
-def canary_available(raw: Raw, n: int) -> Raw:
-    changed = copy.deepcopy(raw)
-    changed["children"]["Deployment.apps/v1"]["llama3-canary"]["status"]["availableReplicas"] = n
+    changed["children"]["Deployment.apps/v1"][f"llama3-{track}"]["status"][field] = value
     return changed
 
 
@@ -76,21 +70,15 @@ AFFECTING: dict[str, Callable[[Raw], Raw]] = {
     "nested spec field": lambda r: set_path(r, "parent/spec/model/revision", "v2"),
     "invalid spec": lambda r: set_path(r, "parent/spec/replicas", -1),
     "paused": lambda r: set_path(r, "parent/spec/paused", True),
-    "stable availability": lambda r: stable_available(r, 3),
-    "canary availability": lambda r: canary_available(r, 0),
+    "stable availability": lambda r: deployment_status(r, "stable", "availableReplicas", 3),
+    "canary availability": lambda r: deployment_status(r, "canary", "availableReplicas", 0),
 }
 NOT_AFFECTING: dict[str, Callable[[Raw], Raw]] = {
     "generation": lambda r: set_path(r, "parent/metadata/generation", 9),
     "parent status": lambda r: set_path(r, "parent/status", {"phase": "Ready"}),
     "resourceVersion": lambda r: set_path(r, "parent/metadata/resourceVersion", "999"),
-    "child readiness": lambda r: _child_ready(r),
+    "child readiness": lambda r: deployment_status(r, "stable", "readyReplicas", 1),
 }
-
-
-def _child_ready(raw: Raw) -> Raw:
-    changed = copy.deepcopy(raw)
-    changed["children"]["Deployment.apps/v1"]["llama3-stable"]["status"]["readyReplicas"] = 1
-    return changed
 
 
 # An extra child that shows the parent's own metadata, which only custom templates can use.

@@ -56,11 +56,17 @@ def test_invariants_hold_for_any_valid_spec(renderer: Renderer, spec: dict[str, 
     assert not collect_nulls(body)
     assert dumps(sync(parse_request(raw), renderer, settings_).body()) == dumps(body)
 
+    common = {"app.kubernetes.io/name": "llmdeploy", "app.kubernetes.io/instance": "llama3",
+              "app.kubernetes.io/managed-by": "llmdeploy", "serving.llmdeploy.io/llmdeployment": "llama3"}
+    assert all(common.items() <= c["metadata"]["labels"].items() for c in children)
     deployments = by_kind(children, "Deployment")
     assert [d["metadata"]["name"] for d in deployments] == ["llama3-stable"] + (["llama3-canary"] if "canary" in spec
                                                                                  else [])
     for d in deployments:
         pod_labels = d["spec"]["template"]["metadata"]["labels"]
+        track = d["metadata"]["labels"]["serving.llmdeploy.io/track"]
+        assert {**common, "serving.llmdeploy.io/track": track, "service.istio.io/canonical-name": "llama3",
+                "service.istio.io/canonical-revision": track}.items() <= pod_labels.items()
         assert d["spec"]["selector"]["matchLabels"].items() <= pod_labels.items()
         assert ("replicas" in d["spec"]) != (d["metadata"]["name"].endswith("stable") and "autoscaling" in spec)
         assert all(isinstance(v, str) for c in d["spec"]["template"]["spec"]["containers"]
