@@ -5,13 +5,17 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from hooks.desired import go_json
-from hooks.encoding import dumps
-from hooks.hookapi import parse_request
-from hooks.naming import LAST_APPLIED_ANNOTATION
-from hooks.selfcheck import check_templates
-from hooks.settings import Settings
-from hooks.sync import sync
+from datetime import datetime, timezone
+from functools import partial
+
+from hooks.canonical import dumps
+from hooks.contract.lastapplied import LAST_APPLIED_ANNOTATION, go_json
+from hooks.contract.request import parse_request
+from hooks.core.desired import desire
+from hooks.core.exercise import load_templates
+from hooks.core.facts import Facts
+from hooks.core.sync import sync
+from hooks.settings import ChildSettings
 
 JSON = dict[str, Any]
 UID = "8c1f5e2a-4b7d-4e0a-9f3c-2d6b1a7e9c44"
@@ -45,8 +49,10 @@ def request(spec: Any, name: str = "llama3", children: list[JSON] | None = None)
 
 def observed(spec: JSON, name: str = "llama3") -> list[JSON]:
     """The children of `spec` as the API server would hold them once rolled out."""
-    settings = Settings()
-    children = sync(parse_request(request(spec, name)), check_templates(settings), settings).children
+    settings = ChildSettings()
+    templates = load_templates(None, settings)
+    children = sync(parse_request(request(spec, name)), Facts(datetime.now(timezone.utc)), settings,
+                    partial(desire, templates=templates)).children
     live = []
     for child in children:
         obj = copy.deepcopy(child)

@@ -11,18 +11,20 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 import httpx
 
 from bench import corpus
-from hooks import app as service
-from hooks.desired import DesiredCache
-from hooks.encoding import dumps, loads
-from hooks.metrics import Metrics
-from hooks.selfcheck import check_templates
-from hooks.settings import Settings
+from hooks.canonical import dumps, loads
+from hooks.core.exercise import load_templates
+from hooks.core.facts import Facts
+from hooks.settings import ServerSettings, Settings
+from hooks.web.cache import DesiredCache
+from hooks.web.hook import Answer, Hook as WebHook
+from hooks.web.metrics import Metrics
 
 ROOT = Path(__file__).resolve().parent.parent
 Row = dict[str, Any]
@@ -49,20 +51,23 @@ def machine() -> str:
 
 
 class Hook:
-    """The web layer's own answer path (decode, sync, encode, metrics) minus HTTP, with the
-    desired-state cache, and the same without it (a cache that keeps nothing)."""
+    """The web layer's own answer path (decode, read the clock, sync, encode, metrics) minus
+    HTTP, with the desired-state cache, and the same without it (a cache that keeps nothing)."""
 
     def __init__(self) -> None:
-        renderer = check_templates(Settings())
-        self.cached = service.Hook(Settings(), renderer, Metrics())
-        self.uncached = service.Hook(Settings(cache_size=0), renderer, Metrics())
+        templates = load_templates(None, Settings().children)
+        self.cached = WebHook(Settings(), templates, Metrics())
+        self.uncached = WebHook(Settings(server=ServerSettings(cache_size=0)), templates, Metrics())
 
     @property
     def cache(self) -> DesiredCache:
         return self.cached.cache
 
     def answer(self, body: bytes, cache: bool = True) -> bytes:
-        return (self.cached if cache else self.uncached).answer(body).body
+        hook = self.cached if cache else self.uncached
+        decoded = hook.decode(body)
+        answer = decoded if isinstance(decoded, Answer) else hook.answer(decoded, Facts(datetime.now(timezone.utc)))
+        return answer.body
 
 
 def in_process(iterations: int) -> list[Row]:

@@ -4,8 +4,9 @@
     ├── SpecError        the resource's author: reported in status, children kept as they are
     ├── TemplateError    the platform team: a template fails to load or render; the hook refuses
     ├── ConfigError      the platform team: a setting is wrong; the hook does not start
-    └── RequestError     the caller (Metacontroller, a person with curl): answered with a 4xx
-        └── UnsafeToAnswer  the request is fine but no answer is safe: refuse, change nothing
+    ├── RequestError     the caller (Metacontroller, a person with curl): answered with a 4xx
+    └── UnsafeToAnswer   nobody's mistake: any answer would change serving children, so the
+                         hook refuses (409) and Metacontroller retries without touching anything
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ class RequestError(LLMDeployError):
         super().__init__(message)
 
 
-class UnsafeToAnswer(RequestError):
+class UnsafeToAnswer(LLMDeployError):
     """Any answer would change serving children (Metacontroller applies whatever a 200 says),
     so the hook refuses and Metacontroller retries without touching anything."""
 

@@ -1,6 +1,8 @@
-"""The hook's configuration: one object built once at start-up and passed in.
+"""The hook's configuration: one grouped object, read once at start-up and passed in.
 
 Nothing on the sync path reads the environment; `Settings.from_env` is called by the CLI.
+`ChildSettings` is the part that shapes rendered children, so it is part of every sync's
+inputs (and of the desired-state cache key); the other groups configure the server.
 """
 
 from __future__ import annotations
@@ -12,17 +14,17 @@ from pathlib import Path
 
 from hooks.errors import ConfigError
 
-DEFAULT_HOST = "127.0.0.1"
-DEFAULT_PORT = 8080
 DEFAULT_ISTIO_API_VERSION = "networking.istio.io/v1"
+ISTIO_API_VERSIONS = ("networking.istio.io/v1", "networking.istio.io/v1beta1")
 DEFAULT_TEMPLATES_POLL_SECONDS = 2.0  # how often a mounted override folder is checked for changes
 DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024
 # Metacontroller syncs at most 5 parents at once per controller (its --workers): far more than
 # that in flight means a backlog that would outlast its 10 s timeout, so answer 429 instead.
 DEFAULT_MAX_IN_FLIGHT = 32
 DEFAULT_CACHE_SIZE = 16384  # resources remembered: a fleet this size resyncs without re-rendering
-DEFAULT_GRACEFUL_SHUTDOWN_SECONDS = 25  # under the pod's 30 s termination grace period
-ISTIO_API_VERSIONS = ("networking.istio.io/v1", "networking.istio.io/v1beta1")
+DEFAULT_GRACEFUL_SHUTDOWN_SECONDS = 25.0  # under the pod's 30 s termination grace period
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+LOG_FORMATS = ("auto", "json", "text")
 
 DEFAULT_ENGINE_IMAGES: Mapping[str, str] = {
     "vllm": "vllm/vllm-openai:v0.11.0",
@@ -39,40 +41,36 @@ DEFAULT_DOWNLOADER_IMAGES: Mapping[str, str] = {
 }
 
 
-def _positive_number(env: Mapping[str, str], name: str) -> float:
-    try:
-        value = float(env[name])
-    except ValueError:
-        value = -1.0
-    if not value > 0:
-        raise ConfigError(f"{name} must be a positive number, not {env[name]!r}")
-    return value
+@dataclass(frozen=True)
+class ChildSettings:
+    """What the hook's configuration contributes to every resource's children."""
 
+    istio_api_version: str = DEFAULT_ISTIO_API_VERSION
+    engine_images: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_ENGINE_IMAGES))
+    downloader_images: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_DOWNLOADER_IMAGES))
 
-def shipped_templates_dir() -> Path:
-    """The templates that come with llmdeploy: inside the installed package, or the
-    repository's `templates/` folder in a development checkout."""
-    packaged = Path(__file__).resolve().parent / "templates"
-    return packaged if packaged.is_dir() else Path(__file__).resolve().parent.parent / "templates"
+    def __post_init__(self) -> None:
+        if self.istio_api_version not in ISTIO_API_VERSIONS:
+            raise ConfigError(f"the Istio API version must be one of {', '.join(ISTIO_API_VERSIONS)}, "
+                              f"not {self.istio_api_version!r}")
+        for kind, images in (("engine", self.engine_images), ("downloader", self.downloader_images)):
+            for name, image in images.items():
+                if not image.strip() or any(c.isspace() for c in image):
+                    raise ConfigError(f"the {name} {kind} image must be an image reference, not {image!r}")
 
 
 @dataclass(frozen=True)
-class Settings:
-    """Everything the hook can be configured with, with its defaults."""
+class TemplateSettings:
+    folder: Path | None = None  # override folder on top of the shipped templates
+    poll_seconds: float = DEFAULT_TEMPLATES_POLL_SECONDS
 
-    host: str = DEFAULT_HOST
-    port: int = DEFAULT_PORT
-    templates_dir: Path | None = None  # override folder on top of the shipped templates
-    templates_poll_seconds: float = DEFAULT_TEMPLATES_POLL_SECONDS
-    istio_api_version: str = DEFAULT_ISTIO_API_VERSION
-    engine_images: Mapping[str, str] = field(default_factory=lambda: dict(DEFAULT_ENGINE_IMAGES))
-    downloader_images: Mapping[str, str] = field(default_factory=lambda: dict(DEFAULT_DOWNLOADER_IMAGES))
+
+@dataclass(frozen=True)
+class ServerSettings:
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     max_in_flight: int = DEFAULT_MAX_IN_FLIGHT
     cache_size: int = DEFAULT_CACHE_SIZE  # rendered resources remembered (about 3 KiB each)
     graceful_shutdown_seconds: float = DEFAULT_GRACEFUL_SHUTDOWN_SECONDS
-    log_level: str = "INFO"
-    log_format: str = "auto"  # json, text, or auto: text in a terminal
     auth_token_file: Path | None = None  # set: /sync requires "Authorization: Bearer <its content>"
     tls_cert_file: Path | None = None  # set with tls_key_file: serve HTTPS
     tls_key_file: Path | None = None
@@ -80,47 +78,84 @@ class Settings:
     def __post_init__(self) -> None:
         if (self.tls_cert_file is None) != (self.tls_key_file is None):
             raise ConfigError("TLS needs both a certificate file and a key file")
-        if self.log_format not in ("auto", "json", "text"):
-            raise ConfigError(f"log format must be auto, json or text, not {self.log_format!r}")
-        if self.log_level.upper() not in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"):
-            raise ConfigError(f"log level must be DEBUG, INFO, WARNING, ERROR or CRITICAL, not {self.log_level!r}")
-        if self.istio_api_version not in ISTIO_API_VERSIONS:
-            raise ConfigError(
-                f"istio API version must be one of {', '.join(ISTIO_API_VERSIONS)}, "
-                f"not {self.istio_api_version!r}"
-            )
+
+
+@dataclass(frozen=True)
+class LogSettings:
+    level: str = "INFO"
+    format: str = "auto"  # json, text, or auto: text in a terminal
+
+    def __post_init__(self) -> None:
+        if self.format not in LOG_FORMATS:
+            raise ConfigError(f"the log format must be auto, json or text, not {self.format!r}")
+        if self.level.upper() not in LOG_LEVELS:
+            raise ConfigError(f"the log level must be one of {', '.join(LOG_LEVELS)}, not {self.level!r}")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything the hook can be configured with, with its defaults."""
+
+    children: ChildSettings = field(default_factory=ChildSettings)
+    templates: TemplateSettings = field(default_factory=TemplateSettings)
+    server: ServerSettings = field(default_factory=ServerSettings)
+    logging: LogSettings = field(default_factory=LogSettings)
 
     @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: object) -> Settings:
-        """Settings from LLMDEPLOY_* variables; keyword overrides (from CLI flags) win.
-
-        LLMDEPLOY_TEMPLATES_DIR, LLMDEPLOY_TEMPLATES_POLL_SECONDS, LLMDEPLOY_ISTIO_API_VERSION, LLMDEPLOY_<ENGINE>_IMAGE,
-        LLMDEPLOY_AUTH_TOKEN_FILE, LLMDEPLOY_TLS_CERT_FILE, LLMDEPLOY_TLS_KEY_FILE,
-        LLMDEPLOY_MAX_BODY_BYTES, LLMDEPLOY_MAX_IN_FLIGHT, LLMDEPLOY_CACHE_SIZE,
-        LLMDEPLOY_GRACEFUL_SHUTDOWN_SECONDS, LLMDEPLOY_LOG_LEVEL, LLMDEPLOY_LOG_FORMAT.
-        """
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
+        """Settings from the LLMDEPLOY_* variables the README lists; ConfigError names the
+        first one that is unusable."""
         env = os.environ if environ is None else environ
-        values: dict[str, object] = {}
-        if env.get("LLMDEPLOY_TEMPLATES_POLL_SECONDS"):
-            values["templates_poll_seconds"] = _positive_number(env, "LLMDEPLOY_TEMPLATES_POLL_SECONDS")
-        for name in ("max_body_bytes", "max_in_flight", "cache_size"):
-            if env.get(f"LLMDEPLOY_{name.upper()}"):
-                values[name] = int(_positive_number(env, f"LLMDEPLOY_{name.upper()}"))
-        if env.get("LLMDEPLOY_GRACEFUL_SHUTDOWN_SECONDS"):
-            values["graceful_shutdown_seconds"] = _positive_number(env, "LLMDEPLOY_GRACEFUL_SHUTDOWN_SECONDS")
-        for name in ("log_level", "log_format"):
-            if env.get(f"LLMDEPLOY_{name.upper()}"):
-                values[name] = env[f"LLMDEPLOY_{name.upper()}"]
-        if env.get("LLMDEPLOY_TEMPLATES_DIR"):
-            values["templates_dir"] = Path(env["LLMDEPLOY_TEMPLATES_DIR"])
-        if "LLMDEPLOY_ISTIO_API_VERSION" in env:
-            values["istio_api_version"] = env["LLMDEPLOY_ISTIO_API_VERSION"]
-        for name in ("auth_token_file", "tls_cert_file", "tls_key_file"):
-            if env.get(f"LLMDEPLOY_{name.upper()}"):
-                values[name] = Path(env[f"LLMDEPLOY_{name.upper()}"])
-        images = dict(DEFAULT_ENGINE_IMAGES)
-        for engine in DEFAULT_ENGINE_IMAGES:
-            images[engine] = env.get(f"LLMDEPLOY_{engine.upper()}_IMAGE", images[engine])
-        values["engine_images"] = images
-        values.update({k: v for k, v in overrides.items() if v is not None})
-        return cls(**values)  # type: ignore[arg-type]
+        return cls(
+            children=ChildSettings(
+                istio_api_version=env.get("LLMDEPLOY_ISTIO_API_VERSION", DEFAULT_ISTIO_API_VERSION),
+                engine_images={name: env.get(f"LLMDEPLOY_{name.upper()}_IMAGE", image)
+                               for name, image in DEFAULT_ENGINE_IMAGES.items()},
+            ),
+            templates=TemplateSettings(
+                folder=_path(env, "LLMDEPLOY_TEMPLATES_DIR"),
+                poll_seconds=_positive(env, "LLMDEPLOY_TEMPLATES_POLL_SECONDS", DEFAULT_TEMPLATES_POLL_SECONDS),
+            ),
+            server=ServerSettings(
+                max_body_bytes=_whole(env, "LLMDEPLOY_MAX_BODY_BYTES", DEFAULT_MAX_BODY_BYTES),
+                max_in_flight=_whole(env, "LLMDEPLOY_MAX_IN_FLIGHT", DEFAULT_MAX_IN_FLIGHT),
+                cache_size=_whole(env, "LLMDEPLOY_CACHE_SIZE", DEFAULT_CACHE_SIZE),
+                graceful_shutdown_seconds=_positive(env, "LLMDEPLOY_GRACEFUL_SHUTDOWN_SECONDS",
+                                                    DEFAULT_GRACEFUL_SHUTDOWN_SECONDS),
+                auth_token_file=_path(env, "LLMDEPLOY_AUTH_TOKEN_FILE"),
+                tls_cert_file=_path(env, "LLMDEPLOY_TLS_CERT_FILE"),
+                tls_key_file=_path(env, "LLMDEPLOY_TLS_KEY_FILE"),
+            ),
+            logging=LogSettings(level=env.get("LLMDEPLOY_LOG_LEVEL") or "INFO",
+                                format=env.get("LLMDEPLOY_LOG_FORMAT") or "auto"),
+        )
+
+
+MAX_WHOLE_SETTING = 2**40  # far above any sensible limit, and still a machine integer
+
+
+def _whole(env: Mapping[str, str], name: str, default: int) -> int:
+    """A positive whole number: '0.5' or '1e400' is a mistake to report, not to round."""
+    text = env.get(name, "").strip()
+    if not text:
+        return default
+    if not (text.isascii() and text.isdigit()) or not 0 < int(text) <= MAX_WHOLE_SETTING:
+        raise ConfigError(f"{name} must be a whole number from 1 to {MAX_WHOLE_SETTING}, not {env[name]!r}")
+    return int(text)
+
+
+def _positive(env: Mapping[str, str], name: str, default: float) -> float:
+    text = env.get(name, "").strip()
+    if not text:
+        return default
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 < value < 10**6:
+        raise ConfigError(f"{name} must be a positive number of seconds, not {env[name]!r}")
+    return value
+
+
+def _path(env: Mapping[str, str], name: str) -> Path | None:
+    return Path(env[name]) if env.get(name) else None

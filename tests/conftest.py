@@ -17,8 +17,8 @@ from typing import Any
 import httpx
 import pytest
 
-from hooks.rendering import Renderer
-from hooks.selfcheck import check_templates
+from hooks.core.exercise import load_templates
+from hooks.rendering.templateset import TemplateSet
 from hooks.settings import Settings
 from tests.manifests import SHARED
 
@@ -33,8 +33,8 @@ def settings() -> Settings:
 
 
 @pytest.fixture(scope="session")
-def renderer(settings: Settings) -> Renderer:
-    return check_templates(settings)
+def templates(settings: Settings) -> TemplateSet:
+    return load_templates(None, settings.children)
 
 
 def load_sample(name: str) -> dict[str, Any]:
@@ -120,16 +120,17 @@ def every_status_fits_the_crd(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every status the hook computes in any test must validate against the committed CRD's
     status schema with unknown fields rejected: a field the API server prunes would make
     Metacontroller rewrite status on every sync."""
-    import hooks.status
+    import hooks.core.status
+    from hooks.api.status import LLMDeploymentStatus
     from tests.crdschema import root_schema, schema_problems
 
     status_schema = root_schema()["properties"]["status"]
-    original = hooks.status._status
+    original = hooks.core.status._status
 
-    def checked(*args: Any, **kwargs: Any) -> hooks.status.LLMDeploymentStatus:
+    def checked(*args: Any, **kwargs: Any) -> LLMDeploymentStatus:
         status = original(*args, **kwargs)
         problems = schema_problems(status_schema, status.as_json())
         assert not problems, f"status does not fit the CRD: {problems}"
         return status
 
-    monkeypatch.setattr(hooks.status, "_status", checked)
+    monkeypatch.setattr(hooks.core.status, "_status", checked)

@@ -1,24 +1,56 @@
 """How the golden tests ask the hook: one request in, (HTTP status, body bytes) out, through
-the same path the web layer takes after it has read the body."""
+the same path the web layer takes after it has read the body.
+
+The recorded answers were made when the hook took "now" from the newest timestamp in the
+request; replaying them gives the sync that same moment as its clock, so that the bytes can
+be compared.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from datetime import datetime, timezone
 from functools import lru_cache
 from typing import Any
 
-from hooks.app import Hook
-from hooks.encoding import dumps
-from hooks.metrics import Metrics
-from hooks.selfcheck import check_templates
+from hooks.canonical import dumps
+from hooks.contract.observed import parse_time
+from hooks.core.exercise import load_templates
+from hooks.core.facts import Facts
 from hooks.settings import Settings
+from hooks.web.hook import Answer, Hook
+from hooks.web.metrics import Metrics
+
+EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 
 @lru_cache(maxsize=1)
 def _hook() -> Hook:
     settings = Settings()
-    return Hook(settings, check_templates(settings), Metrics())
+    return Hook(settings, load_templates(None, settings.children), Metrics())
+
+
+def newest_timestamp(request: dict[str, Any]) -> datetime:
+    """The newest moment the request's objects record (metadata, managed fields, conditions)."""
+    found = [t for t in map(parse_time, _timestamps(request)) if t is not None]
+    return max(found, default=EPOCH)
+
+
+def _timestamps(request: dict[str, Any]) -> Iterator[Any]:
+    children = [c for group in (request.get("children") or {}).values() for c in group.values()]
+    for obj in [request["parent"], *children]:
+        meta = obj.get("metadata") or {}
+        yield meta.get("creationTimestamp")
+        yield meta.get("deletionTimestamp")
+        for entry in meta.get("managedFields") or []:
+            yield entry.get("time")
+        for condition in (obj.get("status") or {}).get("conditions") or []:
+            yield condition.get("lastTransitionTime")
+            yield condition.get("lastUpdateTime")
 
 
 def answer(request: dict[str, Any]) -> tuple[int, bytes]:
-    result = _hook().answer(dumps(request))
+    hook = _hook()
+    decoded = hook.decode(dumps(request))
+    result = decoded if isinstance(decoded, Answer) else hook.answer(decoded, Facts(newest_timestamp(request)))
     return result.status_code, result.body

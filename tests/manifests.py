@@ -61,7 +61,7 @@ def require_shared_validator() -> ModuleType:
     return tool
 
 
-def schema_errors(objects: list[dict[str, Any]], extra_crds: Sequence[dict[str, Any]] = ()) -> list[str]:
+def schema_errors(objects: Sequence[dict[str, Any]], extra_crds: Sequence[dict[str, Any]] = ()) -> list[str]:
     """Every object checked strictly: built-ins by kubernetes-validate, the rest against the
     CRDs saved in ../shared/schemas (plus `extra_crds`), as the API server would."""
     tool = require_shared_validator()

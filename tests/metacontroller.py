@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
-from hooks.naming import LAST_APPLIED_ANNOTATION
+from hooks.contract.lastapplied import LAST_APPLIED_ANNOTATION
 
 JSON = dict[str, Any]
 PARENT_UID = "8c1f5e2a-4b7d-4e0a-9f3c-2d6b1a7e9c44"
@@ -137,7 +137,7 @@ class Cluster:
     def observed(self) -> list[JSON]:
         return [copy.deepcopy(o) for o in self.objects.values()]
 
-    def apply(self, desired: list[JSON]) -> None:
+    def apply(self, desired: Sequence[JSON]) -> None:
         """One reconcile: delete what is not desired, create or update the rest."""
         wanted = {(d["kind"], d["metadata"]["name"]): d for d in desired}
         for key in list(self.objects):

@@ -5,21 +5,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from hooks.hookapi import parse_request
-from hooks.rendering import Renderer
-from hooks.settings import Settings
-from hooks.sync import sync
+from hooks.rendering.templateset import TemplateSet
 from tests import metacontroller as mc
+from tests.syncing import run_sync
 
 SCALED: dict[str, Any] = {"model": {"uri": "hf://org/model"}, "autoscaling": {"minReplicas": 1, "maxReplicas": 6},
                           "canary": {"weight": 25, "match": [{"headers": {"x-canary": {"exact": "1"}}}]}}
 
 
-def reconcile(cluster: mc.Cluster, spec: dict[str, Any], renderer: Renderer, settings: Settings,
+def reconcile(cluster: mc.Cluster, spec: dict[str, Any], templates: TemplateSet,
               generation: int = 1) -> dict[str, Any]:
     """One sync: ask the hook, apply its answer, return the status it reported."""
-    result = sync(parse_request(mc.request(mc.parent(spec, generation=generation), cluster.observed())),
-                  renderer, settings)
+    result = run_sync(mc.request(mc.parent(spec, generation=generation), cluster.observed()), templates)
     cluster.apply(result.children)
     return result.status.as_json()
 
@@ -39,58 +36,58 @@ def hpa_scales_to(cluster: mc.Cluster, replicas: int) -> None:
     live["metadata"]["generation"] += 1
 
 
-def test_third_sync_changes_nothing(renderer: Renderer, settings: Settings) -> None:
+def test_third_sync_changes_nothing(templates: TemplateSet) -> None:
     cluster = mc.Cluster()
-    reconcile(cluster, SCALED, renderer, settings)
+    reconcile(cluster, SCALED, templates)
     roll_out(cluster)
-    reconcile(cluster, SCALED, renderer, settings)  # the canary is up: routes change once
+    reconcile(cluster, SCALED, templates)  # the canary is up: routes change once
     roll_out(cluster)
     writes = cluster.writes
-    status = reconcile(cluster, SCALED, renderer, settings)
+    status = reconcile(cluster, SCALED, templates)
     assert cluster.writes == writes
     assert status["phase"] == "Ready" and status["traffic"] == {"router": "istio", "stable": 75, "canary": 25}
 
 
-def test_hpa_replicas_are_never_reverted(renderer: Renderer, settings: Settings) -> None:
+def test_hpa_replicas_are_never_reverted(templates: TemplateSet) -> None:
     cluster = mc.Cluster()
     for _ in range(2):
-        reconcile(cluster, SCALED, renderer, settings)
+        reconcile(cluster, SCALED, templates)
         roll_out(cluster)
     hpa_scales_to(cluster, 5)
     roll_out(cluster)
     writes = cluster.writes
     for _ in range(3):
-        status = reconcile(cluster, SCALED, renderer, settings)
+        status = reconcile(cluster, SCALED, templates)
         assert cluster.objects["Deployment", "llama3-stable"]["spec"]["replicas"] == 5
     assert cluster.writes == writes
     assert status["stable"]["replicas"] == 5 and status["phase"] == "Ready"
 
 
-def test_a_spec_change_is_applied_once_then_settles(renderer: Renderer, settings: Settings) -> None:
+def test_a_spec_change_is_applied_once_then_settles(templates: TemplateSet) -> None:
     cluster = mc.Cluster()
     for _ in range(2):
-        reconcile(cluster, SCALED, renderer, settings)
+        reconcile(cluster, SCALED, templates)
         roll_out(cluster)
     changed = {**SCALED, "model": {"uri": "hf://org/model", "revision": "v2"}}
     generation = cluster.objects["Deployment", "llama3-stable"]["metadata"]["generation"]
-    status = reconcile(cluster, changed, renderer, settings, generation=2)
+    status = reconcile(cluster, changed, templates, generation=2)
     assert status["phase"] == "Progressing"
     live = cluster.objects["Deployment", "llama3-stable"]
     assert live["metadata"]["generation"] == generation + 1
     assert "--revision=v2" in live["spec"]["template"]["spec"]["containers"][0]["args"]
     roll_out(cluster)
     writes = cluster.writes
-    assert reconcile(cluster, changed, renderer, settings, generation=2)["phase"] == "Ready"
+    assert reconcile(cluster, changed, templates, generation=2)["phase"] == "Ready"
     assert cluster.writes == writes
 
 
-def test_invalid_edit_then_fix_never_loses_a_child(renderer: Renderer, settings: Settings) -> None:
+def test_invalid_edit_then_fix_never_loses_a_child(templates: TemplateSet) -> None:
     cluster = mc.Cluster()
     for _ in range(2):
-        reconcile(cluster, SCALED, renderer, settings)
+        reconcile(cluster, SCALED, templates)
         roll_out(cluster)
     before = set(cluster.objects)
-    status = reconcile(cluster, {**SCALED, "canary": {"weight": 250}}, renderer, settings, generation=2)
+    status = reconcile(cluster, {**SCALED, "canary": {"weight": 250}}, templates, generation=2)
     assert status["phase"] == "Invalid" and set(cluster.objects) == before
-    assert reconcile(cluster, SCALED, renderer, settings, generation=3)["phase"] == "Ready"
+    assert reconcile(cluster, SCALED, templates, generation=3)["phase"] == "Ready"
     assert set(cluster.objects) == before

@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 
 from hooks.errors import TemplateError
-from hooks.hookapi import parse_request
-from hooks.rendering import Renderer
-from hooks.selfcheck import check_templates
-from hooks.settings import Settings
-from hooks.sync import sync
+from hooks.contract.request import parse_request
+from hooks.rendering.templateset import TemplateSet
+from hooks.core.exercise import load_templates
+from hooks.settings import ChildSettings
+from tests.syncing import encoded, run_sync
 from tests import metacontroller as mc
 from tests.conftest import ROOT
 from tests.manifests import builtin_errors
@@ -23,8 +23,9 @@ CUSTOM = ROOT / "metacontroller" / "overlays" / "custom-templates" / "templates"
 SPEC: dict[str, Any] = {"model": {"uri": "hf://org/model"}, "canary": {"weight": 10}}
 
 
-def children(renderer: Renderer, spec: dict[str, Any] = SPEC, name: str = "llama3") -> list[dict[str, Any]]:
-    return sync(parse_request(mc.request(mc.parent(spec, name=name))), renderer, Settings()).children
+def children(templates: TemplateSet, spec: dict[str, Any] = SPEC,
+             name: str = "llama3") -> list[dict[str, Any]]:
+    return list(run_sync(mc.request(mc.parent(spec, name=name)), templates).children)
 
 
 def folder_with(tmp_path: Path, files: dict[str, str]) -> Path:
@@ -35,19 +36,19 @@ def folder_with(tmp_path: Path, files: dict[str, str]) -> Path:
     return folder
 
 
-def test_one_override_keeps_the_other_templates(tmp_path: Path, renderer: Renderer) -> None:
+def test_one_override_keeps_the_other_templates(tmp_path: Path, templates: TemplateSet) -> None:
     service = (Path(__file__).parent.parent / "templates" / "service.yaml").read_text()
     folder = folder_with(tmp_path, {"service.yaml": service.replace(
         "spec:\n", "  annotations: {\"acme.example.com/owner\": \"ml-platform\"}\nspec:\n", 1)})
-    custom = children(check_templates(Settings(), folder))
-    shipped = children(renderer)
+    custom = children(load_templates(folder, ChildSettings()))
+    shipped = children(templates)
     changed = [c for c, s in zip(custom, shipped, strict=True) if c != s]
     assert [c["kind"] for c in changed] == ["Service"]
     assert changed[0]["metadata"]["annotations"] == {"acme.example.com/owner": "ml-platform"}
 
 
-def test_the_example_overlay_adds_a_label_a_sidecar_and_a_child(renderer: Renderer) -> None:
-    custom = children(check_templates(Settings(), CUSTOM))
+def test_the_example_overlay_adds_a_label_a_sidecar_and_a_child(templates: TemplateSet) -> None:
+    custom = children(load_templates(CUSTOM, ChildSettings()))
     deployments = [c for c in custom if c["kind"] == "Deployment"]
     for d in deployments:
         pod = d["spec"]["template"]
@@ -64,20 +65,20 @@ def test_extra_template_may_not_add_a_managed_kind(tmp_path: Path) -> None:
     folder = folder_with(tmp_path, {"second-service.yaml": (
         "apiVersion: v1\nkind: Service\nmetadata: {name: {{ view.name ~ '-x' }}}\nspec: {}\n")})
     with pytest.raises(TemplateError, match="second-service.yaml: renders a Service .* already manages"):
-        check_templates(Settings(), folder)
+        load_templates(folder, ChildSettings())
 
 
 def test_extra_template_may_not_leave_the_namespace(tmp_path: Path) -> None:
     folder = folder_with(tmp_path, {"cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: kube-system}\n"})
     with pytest.raises(TemplateError, match="cm.yaml: .* must stay in the LLMDeployment's namespace"):
-        check_templates(Settings(), folder)
+        load_templates(folder, ChildSettings())
 
 
 def test_override_that_breaks_the_selector_is_refused(tmp_path: Path) -> None:
     folder = folder_with(tmp_path, {"deployment.yaml": (
         '{% extends "llmdeploy/deployment.yaml" %}{% block pod_labels %}{"app": "x"}{% endblock %}')})
     with pytest.raises(TemplateError, match="deployment.yaml: the Deployment's pod labels must include"):
-        check_templates(Settings(), folder)
+        load_templates(folder, ChildSettings())
 
 
 def test_helpers_are_not_children(tmp_path: Path) -> None:
@@ -86,18 +87,19 @@ def test_helpers_are_not_children(tmp_path: Path) -> None:
         "cm.yaml": ('{% import "_helpers.yaml" as h %}apiVersion: v1\nkind: ConfigMap\n'
                     "metadata: {name: {{ view.name }}, labels: {{ view.labels }}}\ndata: {owner: {{ h.owner() }}}\n"),
     })
-    (config_map,) = [c for c in children(check_templates(Settings(), folder)) if c["kind"] == "ConfigMap"]
+    (config_map,) = [c for c in children(load_templates(folder, ChildSettings())) if c["kind"] == "ConfigMap"]
     assert config_map["data"] == {"owner": "ml-platform"}
 
 
 def test_custom_templates_cannot_be_injected_either(tmp_path: Path) -> None:
     folder = folder_with(tmp_path, {"cm.yaml": (
         "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: {{ view.name }}, labels: {{ view.labels }}}\n"
-        "data:\n  model: {{ view.spec.model.served_name }}\n  args: {{ view.tracks[0].args | join(' ') }}\n")})
+        "data:\n  model: {{ view.tracks[0].model }}\n  args: {{ view.tracks[0].args | join(' ') }}\n")})
     payload = 'x"\ninjected: true\n---\nkind: Secret'
-    spec = {"model": {"uri": "hf://org/model", "servedName": payload}}
-    (config_map,) = [c for c in children(check_templates(Settings(), folder), spec) if c["kind"] == "ConfigMap"]
-    assert config_map["data"]["model"] == payload and set(config_map) == {"apiVersion", "kind", "metadata", "data"}
+    spec = {"model": {"uri": "hf://org/model", "revision": payload}}
+    (config_map,) = [c for c in children(load_templates(folder, ChildSettings()), spec) if c["kind"] == "ConfigMap"]
+    assert config_map["data"]["model"] == f"hf://org/model@{payload}"
+    assert set(config_map) == {"apiVersion", "kind", "metadata", "data"}
     assert payload in config_map["data"]["args"]
 
 
@@ -109,24 +111,24 @@ def test_custom_templates_cannot_be_injected_either(tmp_path: Path) -> None:
 def test_custom_templates_are_sandboxed(tmp_path: Path, body: str) -> None:
     folder = folder_with(tmp_path, {"cm.yaml": f"apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: a}}\n{body}\n"})
     with pytest.raises(TemplateError):
-        check_templates(Settings(), folder)
+        load_templates(folder, ChildSettings())
 
 
 def test_custom_templates_cannot_read_files(tmp_path: Path) -> None:
     (tmp_path / "secret.txt").write_text("s3cr3t")
     folder = folder_with(tmp_path, {"cm.yaml": '{% include "../secret.txt" %}'})
     with pytest.raises(TemplateError):
-        check_templates(Settings(), folder)
+        load_templates(folder, ChildSettings())
     folder = folder_with(tmp_path, {"cm.yaml": '{% include "/etc/passwd" %}'})
     with pytest.raises(TemplateError):
-        check_templates(Settings(), folder)
+        load_templates(folder, ChildSettings())
 
 
-def test_template_error_during_sync_never_shrinks_the_answer(tmp_path: Path, renderer: Renderer) -> None:
+def test_template_error_during_sync_never_shrinks_the_answer(tmp_path: Path, templates: TemplateSet) -> None:
     folder = folder_with(tmp_path, {"cm.yaml": (
         "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: {{ view.name }}}\n"
-        "{% if view.spec.replicas == 7 %}{{ view.missing }}{% endif %}\n")})
-    custom = check_templates(Settings(), folder)
+        "{% if view.tracks[0].replicas == 7 %}{{ view.missing }}{% endif %}\n")})
+    custom = load_templates(folder, ChildSettings())
     with pytest.raises(TemplateError, match="cm.yaml:4"):
         children(custom, {**SPEC, "replicas": 7})
     assert json.dumps(children(custom))  # other resources still render

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from hooks.hookapi import parse_request
-from hooks.selfcheck import check_templates
-from hooks.settings import Settings
-from hooks.sync import sync
+from hooks.contract.request import parse_request
+from hooks.core.exercise import load_templates
+from hooks.settings import ChildSettings
+from tests.syncing import encoded, run_sync
 from tests import metacontroller as mc
 from tests.conftest import ROOT
 from tests.manifests import builtin_errors
@@ -34,9 +34,9 @@ def render(name: str, tmp_path: Path, spec: dict[str, Any] | None = None) -> lis
     folder.mkdir()
     for file, text in examples()[name].items():
         (folder / file).write_text(text)
-    renderer = check_templates(Settings(), folder)
+    templates = load_templates(folder, ChildSettings())
     spec = spec or {"model": {"uri": "hf://org/model"}}
-    return sync(parse_request(mc.request(mc.parent(spec))), renderer, Settings()).children
+    return list(run_sync(mc.request(mc.parent(spec)), templates).children)
 
 
 def test_the_doc_has_one_example_per_common_need() -> None:
@@ -79,3 +79,66 @@ def test_extra_child_example(tmp_path: Path) -> None:
     (service,) = [c for c in children if c["kind"] == "Service"]
     assert monitor["spec"]["selector"]["matchLabels"].items() <= service["metadata"]["labels"].items()
     assert monitor["metadata"]["labels"]["controller-uid"] == mc.PARENT_UID
+
+
+CONTEXT_TABLE = re.compile(r"<!-- context: (?P<type>\w+) -->\n(?P<table>(?:\|.*\n)+)")
+NAME = re.compile(r"`([a-z_]+)`")
+
+
+def documented() -> dict[str, list[tuple[set[str], set[str]]]]:
+    """Per view type documented in a table: (names in the first column, names in the second)."""
+    tables: dict[str, list[tuple[set[str], set[str]]]] = {}
+    for match in CONTEXT_TABLE.finditer(DOC.read_text()):
+        rows = [r.strip("|").split("|", 1) for r in match["table"].splitlines()[2:]]
+        tables[match["type"]] = [(set(NAME.findall(a)), set(NAME.findall(b))) for a, b in rows]
+    return tables
+
+
+def nested_record(annotation: Any) -> type | None:
+    """The view dataclass inside X, X | None or tuple[X, ...], if any."""
+    import dataclasses
+    import typing
+
+    if dataclasses.is_dataclass(annotation):
+        return annotation  # type: ignore[return-value]
+    for arg in typing.get_args(annotation):
+        found = nested_record(arg)
+        if found is not None:
+            return found
+    return None
+
+
+def test_the_context_reference_lists_every_field_of_the_view() -> None:
+    import dataclasses
+    import typing
+
+    from hooks.core import view
+
+    tables = documented()
+    assert set(tables) == {"View", "TrackView", "AutoscalerView", "DisruptionBudgetView", "RoutingView"}
+    seen: set[str] = set()
+
+    def check(record: type, names: set[str], where: str) -> None:
+        seen.add(record.__name__)
+        hints = typing.get_type_hints(record, vars(view))
+        assert names >= set(hints), f"{where} does not mention {sorted(set(hints) - names)}"
+
+    for type_name, rows in tables.items():
+        record = getattr(view, type_name)
+        fields = {f.name for f in dataclasses.fields(record)}
+        listed = set().union(*(first for first, _ in rows))
+        assert listed == fields, f"{type_name}: documented {sorted(listed - fields)}, missing {sorted(fields - listed)}"
+        seen.add(type_name)
+        hints = typing.get_type_hints(record, vars(view))
+        for first, second in rows:
+            for field in first:
+                inner = nested_record(hints[field])
+                if inner is not None and inner.__name__ not in tables:
+                    check(inner, second, f"{type_name}.{field}")
+                    for name, hint in typing.get_type_hints(inner, vars(view)).items():
+                        deeper = nested_record(hint)
+                        if deeper is not None:
+                            check(deeper, second, f"{type_name}.{field}.{name}")
+    records = {name for name, obj in vars(view).items()
+               if dataclasses.is_dataclass(obj) and obj.__module__ == view.__name__}
+    assert seen == records

@@ -14,15 +14,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from schemathesis import GenerationMode
 
-from hooks.app import Hook
-from hooks.hookapi import parse_request
-from hooks.metrics import Metrics
-from hooks.naming import LAST_APPLIED_ANNOTATION
-from hooks.selfcheck import check_templates
+from hooks.contract.lastapplied import LAST_APPLIED_ANNOTATION
+from hooks.core.exercise import load_templates
+from hooks.core.facts import Facts
 from hooks.settings import Settings
-from hooks.sync import sync
+from hooks.web.hook import Answer, Hook
+from hooks.web.metrics import Metrics
 from tests import metacontroller as mc
 from tests.conftest import HookServer
+from tests.syncing import NOW, run_sync
 
 BOUNDED = settings(max_examples=300, deadline=None, database=None,
                    suppress_health_check=list(HealthCheck))
@@ -38,7 +38,13 @@ json_values = st.recursive(
 @lru_cache(maxsize=1)
 def hook() -> Hook:
     settings_ = Settings()
-    return Hook(settings_, check_templates(settings_), Metrics())
+    return Hook(settings_, load_templates(None, settings_.children), Metrics())
+
+
+def answer(body: bytes) -> Answer:
+    """What the hook answers `body` with, after it has been read."""
+    decoded = hook().decode(body)
+    return decoded if isinstance(decoded, Answer) else hook().answer(decoded, Facts(NOW))
 
 
 @lru_cache(maxsize=1)
@@ -46,8 +52,9 @@ def running_children() -> tuple[str, ...]:
     """The children of SPEC as a cluster holds them after two syncs, JSON-encoded."""
     cluster = mc.Cluster()
     for _ in range(2):
-        result = sync(parse_request(mc.request(mc.parent(SPEC), cluster.observed())), hook().renderer,  # type: ignore[arg-type]
-                      Settings())
+        templates = hook().templates
+        assert templates is not None
+        result = run_sync(mc.request(mc.parent(SPEC), cluster.observed()), templates)
         cluster.apply(result.children)
     return tuple(json.dumps(o) for o in cluster.observed())
 
@@ -77,16 +84,16 @@ def keeps_children(code: int, body: dict[str, Any], before: list[dict[str, Any]]
 @BOUNDED
 @given(json_values)
 def test_any_json_body_gets_a_4xx_or_200(body: Any) -> None:
-    answer = hook().answer(json.dumps(body).encode())
-    assert answer.status_code in (200, 400, 409, 422), answer
-    json.loads(answer.body)
+    result = answer(json.dumps(body).encode())
+    assert result.status_code in (200, 400, 409, 422), result
+    json.loads(result.body)
 
 
 @BOUNDED
 @given(st.binary(max_size=200))
 def test_any_bytes_get_a_4xx(body: bytes) -> None:
-    answer = hook().answer(body)
-    assert 400 <= answer.status_code < 500 or answer.status_code == 200
+    result = answer(body)
+    assert 400 <= result.status_code < 500 or result.status_code == 200
 
 
 @BOUNDED
@@ -100,8 +107,8 @@ def test_mutated_parent_never_loses_children(value: Any, where: str) -> None:
     for key in path:
         target = target[key]
     target[last] = value
-    answer = hook().answer(json.dumps(mc.request(parent, before)).encode())
-    keeps_children(answer.status_code, json.loads(answer.body), before)
+    result = answer(json.dumps(mc.request(parent, before)).encode())
+    keeps_children(result.status_code, json.loads(result.body), before)
 
 
 @BOUNDED
@@ -116,10 +123,10 @@ def test_mutated_children_never_5xx(index: int, value: Any, where: str) -> None:
     target[last] = value
     raw = mc.request(mc.parent({"model": {"uri": "bad"}}))
     raw["children"] = {"Any.v1": {f"child-{i}": child for i, child in enumerate(before)}}
-    answer = hook().answer(json.dumps(raw).encode())
-    assert answer.status_code in (200, 400, 409), answer
-    if answer.status_code == 200:
-        assert len(json.loads(answer.body)["children"]) == len(before)
+    result = answer(json.dumps(raw).encode())
+    assert result.status_code in (200, 400, 409), result
+    if result.status_code == 200:
+        assert len(json.loads(result.body)["children"]) == len(before)
 
 
 def test_schemathesis_against_the_openapi_schema(server: HookServer) -> None:

@@ -15,12 +15,12 @@ import httpx
 import pytest
 import yaml
 
-from hooks.crd import GROUP, PLURAL, VERSION
-from hooks.hookapi import parse_request
-from hooks.rendering import Renderer
-from hooks.selfcheck import check_templates
-from hooks.settings import Settings
-from hooks.sync import sync
+from hooks.api.crd import GROUP, PLURAL, VERSION
+from hooks.contract.request import parse_request
+from hooks.rendering.templateset import TemplateSet
+from hooks.core.exercise import load_templates
+from hooks.settings import ChildSettings, Settings
+from tests.syncing import encoded, run_sync
 from tests import metacontroller as mc
 from tests.conftest import ROOT, HookServer
 from tests.crdschema import committed_crd
@@ -45,10 +45,10 @@ def find(objects: list[dict[str, Any]], kind: str, name: str | None = None) -> d
 
 def emitted_kinds(settings: Settings) -> set[tuple[str, str]]:
     """Every (apiVersion, kind) the hook can emit with these settings."""
-    renderer: Renderer = check_templates(settings)
+    templates: TemplateSet = load_templates(None, settings.children)
     observed = [{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "llama3-canary",
                  "namespace": "ml"}, "status": {"availableReplicas": 1}}]
-    children = sync(parse_request(mc.request(mc.parent(EVERYTHING), observed)), renderer, settings).children
+    children = run_sync(mc.request(mc.parent(EVERYTHING), observed), templates, settings.children).children
     return {(c["apiVersion"], c["kind"]) for c in children}
 
 
@@ -76,7 +76,7 @@ def test_compositecontroller_matches_crd_and_hook(path: str) -> None:
     declared = {(rule["apiVersion"], RESOURCE_KINDS[rule["resource"]]) for rule in controller["childResources"]}
     hook = find(objects, "Deployment", "llmdeploy-hook")["spec"]["template"]["spec"]["containers"][0]
     istio = next(e["value"] for e in hook["env"] if e["name"] == "LLMDEPLOY_ISTIO_API_VERSION")
-    assert declared == emitted_kinds(Settings(istio_api_version=istio))
+    assert declared == emitted_kinds(Settings(children=ChildSettings(istio_api_version=istio)))
     webhook = controller["hooks"]["sync"]["webhook"]
     service = find(objects, "Service", webhook["service"]["name"])
     assert service["metadata"]["namespace"] == webhook["service"]["namespace"]

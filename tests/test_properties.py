@@ -9,11 +9,10 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hooks.encoding import dumps
-from hooks.hookapi import parse_request
-from hooks.rendering import Renderer
-from hooks.settings import Settings
-from hooks.sync import sync
+from hooks.canonical import loads
+from hooks.contract.request import parse_request
+from hooks.rendering.templateset import TemplateSet
+from tests.syncing import encoded, run_sync
 from tests import metacontroller as mc
 from tests.manifests import builtin_errors, schema_errors, shared_validator
 from tests.strategies import specs
@@ -45,16 +44,15 @@ def collect_nulls(value: Any) -> bool:
 
 @FAST
 @given(specs(), st.integers(0, 2))
-def test_invariants_hold_for_any_valid_spec(renderer: Renderer, spec: dict[str, Any], available: int) -> None:
-    settings_ = Settings()
+def test_invariants_hold_for_any_valid_spec(templates: TemplateSet, spec: dict[str, Any], available: int) -> None:
     raw = mc.request(mc.parent(spec), [])
     raw["children"]["Deployment.apps/v1"] = {c["metadata"]["name"]: c for c in canary_up(spec, available)}
-    result = sync(parse_request(copy.deepcopy(raw)), renderer, settings_)
+    result = run_sync(copy.deepcopy(raw), templates)
     assert result.outcome == "ok", result.status
-    children = result.children
-    body = result.body()
-    assert not collect_nulls(body)
-    assert dumps(sync(parse_request(raw), renderer, settings_).body()) == dumps(body)
+    children = list(result.children)
+    body = encoded(result)
+    assert not collect_nulls(loads(body))
+    assert encoded(run_sync(raw, templates)) == body
 
     common = {"app.kubernetes.io/name": "llmdeploy", "app.kubernetes.io/instance": "llama3",
               "app.kubernetes.io/managed-by": "llmdeploy", "serving.llmdeploy.io/llmdeployment": "llama3"}

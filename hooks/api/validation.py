@@ -1,0 +1,60 @@
+"""Checks an LLMDeployment the way the API server would: schema first, then the CEL rules.
+
+Called by `sync` on every request. Returns the validated spec with defaults applied, or
+raises SpecError with one 'spec.path: message' line per problem, all of them at once.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import ValidationError
+
+from hooks.errors import SpecError
+from hooks.api.rules import violations, violations_where_valid
+from hooks.api.spec import RESOURCE_RULES, LLMDeploymentSpec
+
+
+def validate_resource(name: str, spec: Any) -> LLMDeploymentSpec:
+    """The validated spec of the LLMDeployment `name`; SpecError lists every problem."""
+    named = {"metadata": {"name": name}}
+    errors = [f"{r.field_path.lstrip('.')}: {r.message}" for r in RESOURCE_RULES if not r.holds(named)]
+    if not isinstance(spec, dict):
+        raise SpecError([*errors, "spec: must be an object with at least model.uri"])
+    try:
+        validated = LLMDeploymentSpec.model_validate(spec)
+    except ValidationError as e:
+        broken_rules = violations_where_valid(LLMDeploymentSpec, spec, "spec")
+        raise SpecError([*errors, *(_describe(err) for err in e.errors()), *broken_rules]) from e
+    errors += violations(validated, "spec")
+    if errors:
+        raise SpecError(errors)
+    return validated
+
+
+_MESSAGES = {
+    "extra_forbidden": "unknown field",
+    "missing": "required",
+    "greater_than": "must be greater than {gt}",
+    "greater_than_equal": "must be greater than or equal to {ge}",
+    "less_than_equal": "must be less than or equal to {le}",
+    "string_too_short": "must not be empty",
+    "string_pattern_mismatch": "must match {pattern}",
+    "too_short": "must have at least {min_length} item",
+    "too_long": "must have at most {max_length} items",
+    "string_too_long": "must be at most {max_length} characters",
+    "literal_error": "must be one of {expected}",
+    "int_type": "must be an integer",
+    "string_type": "must be a string",
+    "bool_type": "must be true or false",
+    "list_type": "must be a list",
+    "dict_type": "must be an object",
+    "model_type": "must be an object",
+}
+
+
+def _describe(error: Any) -> str:
+    path = "spec" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error["loc"])
+    template = _MESSAGES.get(error["type"])
+    message = template.format(**error.get("ctx", {})) if template else str(error["msg"])
+    return f"{path}: {message.removeprefix('Value error, ')}"

@@ -1,0 +1,150 @@
+"""The observed state: the children Metacontroller sends, as typed objects.
+
+Built once, where the request is decoded; nothing downstream reads a child's raw JSON again.
+Status fields are written by Kubernetes controllers, so a missing or malformed count reads
+as 0 (one rule, here), while a child without apiVersion, kind or name is a bad request.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+from hooks.contract.lastapplied import LAST_APPLIED_ANNOTATION
+
+JSON = dict[str, Any]
+
+
+def count(value: Any) -> int:
+    """A replica count or generation as Kubernetes writes it; anything else is 0."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+
+def parse_time(value: Any) -> datetime | None:
+    """A metav1.Time (RFC 3339, with a zone) as an aware datetime, or None."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return parsed.astimezone(timezone.utc) if parsed.tzinfo else None
+
+
+@dataclass(frozen=True)
+class ObservedChild:
+    """Any observed child: its identity and what the hook last answered for it."""
+
+    api_version: str
+    kind: str
+    name: str
+    last_applied: str | None  # the annotation's text, see hooks.contract.lastapplied
+
+
+@dataclass(frozen=True)
+class DeploymentCondition:
+    type: str
+    status: str
+    reason: str
+    last_transition_time: datetime | None
+
+
+@dataclass(frozen=True)
+class ObservedDeployment:
+    """What a Deployment says about its rollout."""
+
+    name: str
+    generation: int
+    observed_generation: int
+    spec_replicas: int  # the live value: under an HPA, the HPA's
+    replicas: int
+    ready: int
+    available: int
+    updated: int
+    conditions: tuple[DeploymentCondition, ...]
+    last_applied: str | None
+
+    def condition(self, kind: str) -> DeploymentCondition | None:
+        return next((c for c in self.conditions if c.type == kind), None)
+
+
+@dataclass(frozen=True)
+class Observed:
+    """Every observed child, and the few kinds whose content the hook reads, by name."""
+
+    children: tuple[ObservedChild, ...] = ()  # ordered by kind, apiVersion, name
+    deployments: dict[str, ObservedDeployment] = field(default_factory=dict)
+    service_ports: dict[str, int] = field(default_factory=dict)  # a Service's first port
+    route_weights: dict[str, dict[str, int]] = field(default_factory=dict)  # a VirtualService's default route
+
+    def available(self, deployment: str) -> int:
+        found = self.deployments.get(deployment)
+        return found.available if found else 0
+
+
+def read_observed(objects: list[tuple[str, str, str, JSON]]) -> Observed:
+    """Observed state from (apiVersion, kind, name, object) of every child."""
+    children, deployments, ports, routes = [], {}, {}, {}
+    for api_version, kind, name, obj in sorted(objects, key=lambda o: (o[1], o[0], o[2])):
+        meta = obj["metadata"]
+        annotations = meta.get("annotations")
+        last_applied = annotations.get(LAST_APPLIED_ANNOTATION) if isinstance(annotations, dict) else None
+        last_applied = last_applied if isinstance(last_applied, str) else None
+        children.append(ObservedChild(api_version, kind, name, last_applied))
+        spec, status = _map(obj.get("spec")), _map(obj.get("status"))
+        if kind == "Deployment" and api_version == "apps/v1":
+            deployments[name] = _deployment(name, meta, spec, status, last_applied)
+        elif kind == "Service" and api_version == "v1":
+            port = _first_port(spec)
+            if port is not None:
+                ports[name] = port
+        elif kind == "VirtualService":
+            weights = _default_route_weights(spec)
+            if weights is not None:
+                routes[name] = weights
+    return Observed(tuple(children), deployments, ports, routes)
+
+
+def _map(value: Any) -> JSON:
+    return value if isinstance(value, dict) else {}
+
+
+def _deployment(name: str, meta: JSON, spec: JSON, status: JSON, last_applied: str | None) -> ObservedDeployment:
+    conditions = tuple(
+        DeploymentCondition(str(c.get("type")), str(c.get("status")), str(c.get("reason", "")),
+                            parse_time(c.get("lastTransitionTime")))
+        for c in status.get("conditions") or [] if isinstance(c, dict))
+    replicas = spec.get("replicas", 1)
+    return ObservedDeployment(
+        name=name,
+        generation=count(meta.get("generation")),
+        observed_generation=count(status.get("observedGeneration")),
+        spec_replicas=count(replicas),
+        replicas=count(status.get("replicas")),
+        ready=count(status.get("readyReplicas")),
+        available=count(status.get("availableReplicas")),
+        updated=count(status.get("updatedReplicas")),
+        conditions=conditions,
+        last_applied=last_applied,
+    )
+
+
+def _first_port(spec: JSON) -> int | None:
+    ports = spec.get("ports")
+    port = ports[0].get("port") if isinstance(ports, list) and ports and isinstance(ports[0], dict) else None
+    return port if isinstance(port, int) and not isinstance(port, bool) else None
+
+
+def _default_route_weights(spec: JSON) -> dict[str, int] | None:
+    """Percent per subset of the last (default) http route, as Istio reads it."""
+    routes = spec.get("http")
+    if not (isinstance(routes, list) and routes and isinstance(routes[-1], dict)):
+        return None
+    weights: dict[str, int] = {}
+    for destination in routes[-1].get("route") or []:
+        target = destination.get("destination") if isinstance(destination, dict) else None
+        subset = target.get("subset") if isinstance(target, dict) else None
+        if isinstance(subset, str):
+            weights[subset] = weights.get(subset, 0) + count(destination.get("weight", 100))
+    return weights

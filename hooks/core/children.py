@@ -1,0 +1,81 @@
+"""Which template renders which child, with what context, and what every answer must hold.
+
+The shipped child templates, in the order children are answered: Deployments (stable, then
+canary), Service, HPA, PDB, DestinationRule, VirtualService (each only when the view calls
+for it), then a platform team's extra templates. The checks here refuse an answer Kubernetes
+or Metacontroller would fail on, naming the template.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hooks.core.view import View
+from hooks.errors import TemplateError
+from hooks.rendering.templateset import TemplateSet
+
+DEPLOYMENT = "deployment.yaml"
+SERVICE = "service.yaml"
+AUTOSCALER = "hpa.yaml"
+DISRUPTION_BUDGET = "pdb.yaml"
+DESTINATION_RULE = "destinationrule.yaml"
+VIRTUAL_SERVICE = "virtualservice.yaml"
+CHILD_TEMPLATES = (DEPLOYMENT, SERVICE, AUTOSCALER, DISRUPTION_BUDGET, DESTINATION_RULE, VIRTUAL_SERVICE)
+# What the child templates render; an extra template may not add another of these.
+MANAGED_KINDS = frozenset({"Deployment", "Service", "HorizontalPodAutoscaler", "PodDisruptionBudget",
+                           "DestinationRule", "VirtualService"})
+
+JSON = dict[str, Any]
+
+
+def render_children(view: View, templates: TemplateSet) -> list[JSON]:
+    """The desired children, in their fixed order; TemplateError when a template fails or
+    renders something that cannot be answered."""
+    def render(name: str, **context: Any) -> list[JSON]:
+        return templates.render(name, view.namespace, view=view, **context)
+
+    children: list[JSON] = []
+    for track in view.tracks:
+        (deployment,) = render(DEPLOYMENT, track=track)
+        _check_selector(deployment)
+        children.append(deployment)
+    children += render(SERVICE)
+    if view.autoscaler is not None:
+        children += render(AUTOSCALER, autoscaler=view.autoscaler)
+    if view.disruption_budget is not None:
+        children += render(DISRUPTION_BUDGET)
+    if view.routing is not None:
+        children += render(DESTINATION_RULE, routing=view.routing)
+        children += render(VIRTUAL_SERVICE, routing=view.routing)
+    managed = {child["kind"] for child in children} | MANAGED_KINDS
+    for name in templates.extras:
+        for extra in render(name):
+            if extra["kind"] in managed:
+                raise TemplateError(
+                    f"renders a {extra['kind']} ({extra['metadata']['name']}), a kind llmdeploy already "
+                    f"manages: override its template instead of adding a second one", name)
+            children.append(extra)
+    _check_unique(children)
+    return children
+
+
+def _check_selector(deployment: JSON) -> None:
+    """A Deployment whose pods do not carry its selector's labels is one Kubernetes rejects,
+    and one a customised template can produce: refuse it here, naming the template."""
+    try:
+        selector = deployment["spec"]["selector"]["matchLabels"]
+        pod_labels = deployment["spec"]["template"]["metadata"]["labels"]
+        ok = isinstance(selector, dict) and isinstance(pod_labels, dict) and selector.items() <= pod_labels.items()
+    except (KeyError, TypeError):
+        ok = False
+    if not ok:
+        raise TemplateError("the Deployment's pod labels must include its selector's labels", DEPLOYMENT)
+
+
+def _check_unique(children: list[JSON]) -> None:
+    seen: set[tuple[str, str, str]] = set()
+    for child in children:
+        key = (child["apiVersion"], child["kind"], child["metadata"]["name"])
+        if key in seen:
+            raise TemplateError(f"{key[1]} {key[2]} is rendered twice")
+        seen.add(key)

@@ -1,0 +1,136 @@
+"""The LLMDeployment's status, from what is observed, what was decided and what it said before.
+
+`status` reports a resource the hook renders (from its `Plan`); `frozen_status` one whose
+children are kept as last applied (invalid spec, or paused). Both read rollout progress from
+the observed Deployments: a Deployment is rolled out only once its status has caught up with
+its generation and the hook is not about to change it. Pure; `now` comes from the edge.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Literal
+
+from hooks.api.status import LLMDeploymentStatus, Phase, TrackStatus, TrafficStatus
+from hooks.contract.lastapplied import was_applied
+from hooks.contract.observed import Observed, ObservedDeployment
+from hooks.contract.request import PreviousStatus
+from hooks.core.conditions import settle
+from hooks.core.naming import TRACKS, Names, Track
+from hooks.core.plans import Plan, TrackPlan
+from hooks.core.traffic import TrafficSplit, replica_split
+
+Frozen = Literal["Invalid", "Paused"]
+
+
+@dataclass(frozen=True)
+class DeploymentProgress:
+    """How far one track's Deployment has come."""
+
+    track: Track
+    name: str
+    exists: bool
+    desired: int
+    replicas: int = 0
+    ready: int = 0
+    available: int = 0
+    updated: int = 0
+    caught_up: bool = False
+    changing: bool = False  # the hook is about to change it
+    deadline_exceeded: bool = False
+
+    @property
+    def rolled_out(self) -> bool:
+        return (self.exists and self.caught_up and not self.changing and self.updated >= self.desired
+                and self.available >= self.desired and self.replicas == self.updated)
+
+
+def status(observed: Observed, plan: Plan, previous: PreviousStatus, now: datetime,
+           generation: int) -> LLMDeploymentStatus:
+    """The status of a resource the hook answers for."""
+    progress = [_progress(t, observed.deployments.get(t.deployment)) for t in plan.tracks]
+    models = {t.track: t.model for t in plan.tracks}
+    return _status(progress, models, plan.url, plan.traffic, previous, now, generation, [], None)
+
+
+def frozen_status(observed: Observed, names: Names, previous: PreviousStatus, now: datetime, generation: int,
+                  why: Frozen, spec_errors: Sequence[str]) -> LLMDeploymentStatus:
+    """The status of a resource whose children stay as last applied: what they enforce."""
+    progress = [_progress(TrackPlan(t, names.deployment(t), None, None, None),
+                          observed.deployments.get(names.deployment(t)))
+                for t in TRACKS if t == "stable" or names.deployment(t) in observed.deployments]
+    port = observed.service_ports.get(names.service)
+    url = f"http://{names.host}:{port}" if port is not None else None
+    weights = observed.route_weights.get(names.routing)
+    traffic = (TrafficSplit("istio", weights.get("stable", 0), weights.get("canary", 0)) if weights is not None
+               else replica_split(*(next((p.available for p in progress if p.track == t), 0) for t in TRACKS)))
+    models = {t: previous.models.get(t) for t in TRACKS}
+    return _status(progress, models, url, traffic, previous, now, generation, spec_errors, why)
+
+
+def _status(progress: Sequence[DeploymentProgress], models: dict[Track, str | None], url: str | None,
+            traffic: TrafficSplit, previous: PreviousStatus, now: datetime, generation: int,
+            spec_errors: Sequence[str], frozen: Frozen | None) -> LLMDeploymentStatus:
+    ready = all(p.rolled_out for p in progress)
+    degraded = any(p.deadline_exceeded for p in progress)
+    serving = any(p.available > 0 for p in progress)
+    phase: Phase = frozen or (
+        "Degraded" if degraded else "Ready" if ready else "Progressing" if serving else "Pending")
+    fresh = [("Ready", ready, *_ready_reason(progress, ready, degraded, serving))]
+    fresh += [(f"{p.track.title()}Available", p.available > 0, *_available_reason(p)) for p in progress]
+    fresh.append(("SpecValid", not spec_errors, "InvalidSpec" if spec_errors else "Valid",
+                  "; ".join(spec_errors) if spec_errors else "spec is valid"))
+    # Built without re-validation: every value below is the hook's own, of the right type.
+    tracks = {p.track: TrackStatus.model_construct(deployment=p.name, model=models.get(p.track), replicas=p.replicas,
+                                                   ready_replicas=p.ready, available_replicas=p.available,
+                                                   updated_replicas=p.updated) for p in progress}
+    return LLMDeploymentStatus.model_construct(
+        observed_generation=generation,
+        phase=phase,
+        url=url,
+        ready=next((f"{p.ready}/{p.desired}" for p in progress if p.track == "stable"), None),
+        stable=tracks.get("stable"),
+        canary=tracks.get("canary"),
+        traffic=TrafficStatus.model_construct(router=traffic.router, stable=traffic.stable, canary=traffic.canary),
+        conditions=settle(fresh, previous.conditions, now, generation),
+    )
+
+
+def _ready_reason(progress: Sequence[DeploymentProgress], ready: bool, degraded: bool,
+                  serving: bool) -> tuple[str, str]:
+    counts = " and ".join(f"{p.track} {p.ready}/{p.desired}" for p in progress)
+    if ready:
+        return "AllReplicasReady", f"{counts} replicas ready"
+    if degraded:
+        stuck = ", ".join(p.name for p in progress if p.deadline_exceeded)
+        return "ProgressDeadlineExceeded", f"{stuck} did not become ready in time; {counts} replicas ready"
+    return ("RolloutInProgress" if serving else "Pending"), f"{counts} replicas ready"
+
+
+def _available_reason(p: DeploymentProgress) -> tuple[str, str]:
+    if not p.exists:
+        return "DeploymentPending", f"{p.name} has not been created yet"
+    if p.deadline_exceeded:
+        return "ProgressDeadlineExceeded", f"{p.name}: {p.available}/{p.desired} replicas available"
+    reason = "DeploymentAvailable" if p.available > 0 else "NoReplicasAvailable"
+    return reason, f"{p.name}: {p.available}/{p.desired} replicas available"
+
+
+def _progress(plan: TrackPlan, live: ObservedDeployment | None) -> DeploymentProgress:
+    if live is None:
+        return DeploymentProgress(plan.track, plan.deployment, exists=False,
+                                  desired=1 if plan.replicas is None else plan.replicas)
+    stalled = live.condition("Progressing")
+    failure = live.condition("ReplicaFailure")
+    return DeploymentProgress(
+        plan.track, plan.deployment, exists=True,
+        # Under an HPA (or frozen) the hook leaves replicas alone: the live value is desired.
+        desired=live.spec_replicas if plan.replicas is None else plan.replicas,
+        replicas=live.replicas, ready=live.ready, available=live.available, updated=live.updated,
+        caught_up=live.observed_generation >= live.generation,
+        changing=plan.fingerprint is not None and not was_applied(live.last_applied, plan.fingerprint),
+        deadline_exceeded=(stalled is not None and stalled.reason == "ProgressDeadlineExceeded")
+        or (failure is not None and failure.status == "True"),
+    )

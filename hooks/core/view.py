@@ -1,0 +1,420 @@
+"""The template contract: every value a template places, decided here, as plain data.
+
+`build_view` turns a validated spec, the effective settings of each track and the traffic in
+force into frozen dataclasses of strings, numbers, tuples and dicts: no spec object and no
+method ever reaches a template (every method there is an attack surface, and every spec field
+a template reads is a contract a rename breaks). docs/templates.md documents each field; a
+test holds the two together. Called by `desired`; pure.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from hooks.api.quantity import canonical_quantity
+from hooks.api.spec import EnvVar, LLMDeploymentSpec, Metric, Resources
+from hooks.core.engines import GPU_UTILIZATION_METRIC, PROFILES, EngineArgs
+from hooks.core.naming import PORT_NAME, Names, Track
+from hooks.core.sources import MODEL_CACHE_PATH, locate
+from hooks.core.tracks import TrackSpec
+from hooks.core.traffic import TrafficSplit
+from hooks.settings import ChildSettings
+
+STARTUP_PROBE_PERIOD_SECONDS = 10
+PROBE_TIMEOUT_SECONDS = 5
+PROGRESS_DEADLINE_MARGIN_SECONDS = 600  # the Deployment gives up only after the probe has
+GPU_PRODUCT_LABEL = "nvidia.com/gpu.product"
+
+JSON = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ProbeView:
+    path: str
+    port: str  # the container port's name
+    period_seconds: int
+    timeout_seconds: int
+    failure_threshold: int
+
+
+@dataclass(frozen=True)
+class ProbesView:
+    startup: ProbeView  # allows the whole startupTimeoutSeconds for download and load
+    readiness: ProbeView
+    liveness: ProbeView
+
+
+@dataclass(frozen=True)
+class DownloadView:
+    """An init container that fetches the model into the cache before the engine starts."""
+
+    image: str
+    command: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class SourceView:
+    """How the model reaches the engine: kind hub (the engine loads it), download (init
+    container into the cache), pvc (a claim mounted read-only) or oci (an image volume)."""
+
+    kind: str
+    mount_path: str  # where pvc and oci sources are mounted; "" otherwise
+    claim_name: str
+    image_reference: str
+    download: DownloadView | None
+
+
+@dataclass(frozen=True)
+class CacheView:
+    """The model cache volume: an emptyDir (size limit or none) or a claim."""
+
+    mount_path: str
+    size: str | None
+    claim_name: str | None
+
+
+@dataclass(frozen=True)
+class PodView:
+    service_account_name: str  # "" for the namespace's default
+    priority_class_name: str
+    image_pull_secrets: tuple[str, ...]
+    node_selector: dict[str, str]
+    tolerations: tuple[JSON, ...]
+    affinity: JSON
+    termination_grace_period_seconds: int
+
+
+@dataclass(frozen=True)
+class RollingUpdateView:
+    max_surge: int | str
+    max_unavailable: int | str
+
+
+@dataclass(frozen=True)
+class ResourcesView:
+    requests: dict[str, str]  # canonical quantities, GPUs included
+    limits: dict[str, str]
+
+
+@dataclass(frozen=True)
+class TrackView:
+    """One Deployment (stable or canary) with its effective settings."""
+
+    track: Track
+    deployment: str
+    labels: dict[str, str]
+    selector: dict[str, str]  # fixed forever: a Deployment's selector is immutable
+    replicas: int | None  # None under an HPA: then do not write replicas
+    progress_deadline_seconds: int
+    rolling_update: RollingUpdateView
+    pod_labels: dict[str, str]
+    pod_annotations: dict[str, str]
+    pod: PodView
+    model: str  # uri[@revision], as status reports it
+    image: str
+    command: tuple[str, ...]  # empty: the image's entrypoint
+    args: tuple[str, ...]
+    env: tuple[JSON, ...]
+    credentials_secret: str | None
+    port: int
+    port_name: str
+    probes: ProbesView
+    resources: ResourcesView
+    source: SourceView
+    cache: CacheView
+
+
+@dataclass(frozen=True)
+class ServiceView:
+    name: str
+    selector: dict[str, str]  # both tracks
+    port: int
+    port_name: str
+    target_port: str  # the engine container's port name
+
+
+@dataclass(frozen=True)
+class MetricView:
+    """One HPA metric: kind is Pods, Resource or External."""
+
+    kind: str
+    name: str
+    target: str | int  # averageValue quantity, or averageUtilization percent for Resource
+    selector: JSON | None
+
+
+@dataclass(frozen=True)
+class AutoscalerView:
+    name: str
+    target: str  # the stable Deployment
+    min_replicas: int
+    max_replicas: int
+    metrics: tuple[MetricView, ...]
+    scale_down_stabilization_seconds: int
+
+
+@dataclass(frozen=True)
+class DisruptionBudgetView:
+    name: str
+    max_unavailable: int | str
+    selector: dict[str, str]  # the stable Deployment's
+
+
+@dataclass(frozen=True)
+class SubsetView:
+    name: str
+    labels: dict[str, str]
+
+
+@dataclass(frozen=True)
+class DestinationView:
+    subset: str
+    weight: int
+
+
+@dataclass(frozen=True)
+class MirrorView:
+    subset: str
+    percent: int
+
+
+@dataclass(frozen=True)
+class RouteView:
+    name: str
+    match: tuple[JSON, ...]  # Istio HTTPMatchRequests; empty: every request
+    destinations: tuple[DestinationView, ...]  # weights sum to 100
+    mirror: MirrorView | None
+
+
+@dataclass(frozen=True)
+class RetriesView:
+    attempts: int
+    per_try_timeout: str
+    retry_on: str
+
+
+@dataclass(frozen=True)
+class RoutingView:
+    """Istio routing, with the weights in force (the canary's only once it can serve)."""
+
+    api_version: str
+    destination_rule: str
+    virtual_service: str
+    host: str
+    hosts: tuple[str, ...]
+    gateways: tuple[str, ...]
+    load_balancer: str
+    subsets: tuple[SubsetView, ...]
+    routes: tuple[RouteView, ...]  # A/B matches first, the weighted default route last
+    timeout: str
+    retries: RetriesView
+
+
+@dataclass(frozen=True)
+class TrafficView:
+    router: str  # istio or service
+    stable: int  # percent in force
+    canary: int
+
+
+@dataclass(frozen=True)
+class View:
+    """Everything the templates see."""
+
+    name: str
+    namespace: str
+    parent_labels: dict[str, str]
+    parent_annotations: dict[str, str]
+    labels: dict[str, str]  # of children that belong to no track (extra children too)
+    common_labels: dict[str, str]  # on every child and pod, without controller-uid: selectors
+    url: str
+    tracks: tuple[TrackView, ...]  # stable, then canary when there is one
+    service: ServiceView
+    autoscaler: AutoscalerView | None
+    disruption_budget: DisruptionBudgetView | None
+    routing: RoutingView | None
+    traffic: TrafficView
+
+
+def build_view(spec: LLMDeploymentSpec, tracks: Sequence[TrackSpec], traffic: TrafficSplit, canary_serving: bool,
+               names: Names, parent_labels: dict[str, str], parent_annotations: dict[str, str],
+               settings: ChildSettings) -> View:
+    return View(
+        name=names.parent,
+        namespace=names.namespace,
+        parent_labels=dict(parent_labels),
+        parent_annotations=dict(parent_annotations),
+        labels=names.child_labels(),
+        common_labels=names.common_labels(),
+        url=f"http://{names.host}:{spec.engine.port}",
+        tracks=tuple(_track_view(t, spec, names, settings) for t in tracks),
+        service=ServiceView(names.service, names.service_selector(), spec.engine.port, PORT_NAME, PORT_NAME),
+        autoscaler=_autoscaler(spec, names),
+        disruption_budget=DisruptionBudgetView(names.disruption_budget, spec.disruption_budget.max_unavailable,
+                                               names.selector("stable")) if spec.disruption_budget else None,
+        routing=_routing(spec, names, traffic, canary_serving, settings) if spec.traffic.istio else None,
+        traffic=TrafficView(traffic.router, traffic.stable, traffic.canary),
+    )
+
+
+def _track_view(t: TrackSpec, spec: LLMDeploymentSpec, names: Names, settings: ChildSettings) -> TrackView:
+    model, engine, resources = t.model, t.engine, t.resources
+    profile = PROFILES[engine.type]
+    source = locate(model.uri, model.revision, settings.downloader_images)
+    args = profile.build_args(EngineArgs(
+        model=source.engine_model,
+        revision=model.revision if source.pass_revision else None,
+        served_name=model.served_name or names.parent,
+        tensor_parallel_size=engine.tensor_parallel_size or max(resources.gpu.count, 1),
+        quantization=model.quantization,
+        max_model_len=engine.max_model_len,
+        port=engine.port,
+    ))
+    pod = spec.pod
+    return TrackView(
+        track=t.track,
+        deployment=names.deployment(t.track),
+        labels=names.deployment_labels(t.track),
+        selector=names.selector(t.track),
+        replicas=t.replicas,
+        progress_deadline_seconds=spec.startup_timeout_seconds + PROGRESS_DEADLINE_MARGIN_SECONDS,
+        rolling_update=RollingUpdateView(spec.rollout.max_surge, spec.rollout.max_unavailable),
+        pod_labels={**pod.labels, **names.pod_labels(t.track)},
+        pod_annotations={
+            "prometheus.io/scrape": "true",
+            "prometheus.io/port": str(profile.metrics_port or engine.port),
+            "prometheus.io/path": profile.metrics_path,
+            **pod.annotations,
+        },
+        pod=PodView(
+            service_account_name=pod.service_account_name,
+            priority_class_name=pod.priority_class_name,
+            image_pull_secrets=tuple(s.name for s in pod.image_pull_secrets),
+            node_selector=_node_selector(spec, resources),
+            tolerations=_tolerations(spec, resources),
+            affinity=dict(pod.affinity),
+            termination_grace_period_seconds=spec.traffic.timeout_seconds,
+        ),
+        model=f"{model.uri}@{model.revision}" if model.revision else model.uri,
+        image=engine.image or settings.engine_images[engine.type],
+        command=profile.command,
+        args=(*args, *engine.args),
+        env=_env(engine.env),
+        credentials_secret=model.credentials_secret,
+        port=engine.port,
+        port_name=PORT_NAME,
+        probes=ProbesView(
+            startup=ProbeView(profile.health_path, PORT_NAME, STARTUP_PROBE_PERIOD_SECONDS, PROBE_TIMEOUT_SECONDS,
+                              math.ceil(spec.startup_timeout_seconds / STARTUP_PROBE_PERIOD_SECONDS)),
+            readiness=ProbeView(profile.health_path, PORT_NAME, 5, PROBE_TIMEOUT_SECONDS, 3),
+            liveness=ProbeView(profile.health_path, PORT_NAME, 10, PROBE_TIMEOUT_SECONDS, 6),
+        ),
+        resources=ResourcesView(_quantities(resources, cpu=True), _quantities(resources, cpu=False)),
+        source=SourceView(
+            kind=source.kind,
+            mount_path=source.mount_path,
+            claim_name=source.claim_name,
+            image_reference=source.image_reference,
+            download=DownloadView(source.download.image, source.download.command) if source.download else None,
+        ),
+        cache=CacheView(MODEL_CACHE_PATH,
+                        canonical_quantity(model.cache.size) if model.cache.size is not None else None,
+                        model.cache.claim_name),
+    )
+
+
+def _env(extra: Sequence[EnvVar]) -> tuple[JSON, ...]:
+    base = {"HF_HOME": {"name": "HF_HOME", "value": MODEL_CACHE_PATH}}
+    for var in extra:
+        base[var.name] = var.model_dump(exclude_none=True)
+    return tuple(base.values())
+
+
+def _quantities(resources: Resources, cpu: bool) -> dict[str, str]:
+    # Memory is requested and limited; CPU only requested: throttling a tokenizer or a
+    # scheduler loop costs latency and saves nothing.
+    out: dict[str, str] = {"cpu": canonical_quantity(resources.cpu)} if cpu else {}
+    out["memory"] = canonical_quantity(resources.memory)
+    if resources.gpu.count > 0:
+        out[resources.gpu.resource_name] = str(resources.gpu.count)
+    return out
+
+
+def _node_selector(spec: LLMDeploymentSpec, resources: Resources) -> dict[str, str]:
+    selector = dict(spec.pod.node_selector)
+    if resources.gpu.count > 0 and resources.gpu.product:
+        selector[GPU_PRODUCT_LABEL] = resources.gpu.product
+    return selector
+
+
+def _tolerations(spec: LLMDeploymentSpec, resources: Resources) -> tuple[JSON, ...]:
+    tolerations: list[JSON] = []
+    if resources.gpu.count > 0:
+        tolerations.append({"key": resources.gpu.resource_name, "operator": "Exists", "effect": "NoSchedule"})
+    for toleration in spec.pod.tolerations:
+        entry = toleration.model_dump(exclude_none=True)
+        if entry not in tolerations:
+            tolerations.append(entry)
+    return tuple(tolerations)
+
+
+def _autoscaler(spec: LLMDeploymentSpec, names: Names) -> AutoscalerView | None:
+    scaling = spec.autoscaling
+    if scaling is None:
+        return None
+    queue_metric = PROFILES[spec.engine.type].queue_metric
+    return AutoscalerView(
+        name=names.autoscaler,
+        target=names.deployment("stable"),
+        min_replicas=scaling.min_replicas,
+        max_replicas=scaling.max_replicas,
+        metrics=tuple(_metric(m, queue_metric) for m in scaling.metrics),
+        scale_down_stabilization_seconds=scaling.scale_down_stabilization_seconds,
+    )
+
+
+def _metric(metric: Metric, queue_metric: str) -> MetricView:
+    value = canonical_quantity(metric.target)
+    if metric.type == "queue-length":
+        return MetricView("Pods", queue_metric, value, None)
+    if metric.type == "gpu-utilization":
+        return MetricView("Pods", GPU_UTILIZATION_METRIC, value, None)
+    if metric.type in ("cpu", "memory"):
+        return MetricView("Resource", metric.type, metric.target, None)
+    assert metric.name is not None  # the CEL rule on Metric guarantees it
+    kind = "Pods" if metric.type == "pods" else "External"
+    return MetricView(kind, metric.name, value, metric.selector)
+
+
+def _routing(spec: LLMDeploymentSpec, names: Names, traffic: TrafficSplit, canary_serving: bool,
+             settings: ChildSettings) -> RoutingView:
+    """Routes in order: one per A/B match to the canary, then the weighted default route;
+    A/B matches and mirroring start only once the canary can serve."""
+    canary = spec.canary
+    tracks: tuple[Track, ...] = ("stable",) if canary is None else ("stable", "canary")
+    weights = {"stable": traffic.stable, "canary": traffic.canary}
+    routes: list[RouteView] = []
+    mirror: MirrorView | None = None
+    if canary is not None and canary_serving:
+        to_canary = (DestinationView("canary", 100),)
+        routes += [RouteView(f"canary-match-{i}", (m.model_dump(exclude_none=True),), to_canary, None)
+                   for i, m in enumerate(canary.match)]
+        mirror = MirrorView("canary", canary.mirror_percent) if canary.mirror else None
+    routes.append(RouteView("default", (), tuple(DestinationView(t, weights[t]) for t in tracks), mirror))
+    retries = spec.traffic.retries
+    return RoutingView(
+        api_version=settings.istio_api_version,
+        destination_rule=names.routing,
+        virtual_service=names.routing,
+        host=names.host,
+        hosts=tuple(dict.fromkeys([names.service, *spec.traffic.hosts])),
+        gateways=tuple(dict.fromkeys([*spec.traffic.gateways, "mesh"])) if spec.traffic.gateways else (),
+        load_balancer=spec.traffic.load_balancer,
+        subsets=tuple(SubsetView(t, names.subset_labels(t)) for t in tracks),
+        routes=tuple(routes),
+        timeout=f"{spec.traffic.timeout_seconds}s",
+        retries=RetriesView(retries.attempts, f"{retries.per_try_timeout_seconds}s", retries.retry_on),
+    )

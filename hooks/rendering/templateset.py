@@ -1,0 +1,119 @@
+"""A loaded template set: the shipped templates with an optional override folder on top.
+
+A file in the override folder replaces the shipped one of the same name; any other `*.yaml`
+there is an extra template (`_*` files hold macros and are not rendered). `render` turns one
+template and its context into objects, each checked to be a well-formed namespaced object.
+"""
+
+from __future__ import annotations
+
+import itertools
+import traceback
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import jinja2
+import yaml
+
+from hooks.errors import TemplateError
+from hooks.rendering.sandbox import create_environment
+from hooks.rendering.scalars import without_nulls
+
+TEMPLATE_SUFFIX = ".yaml"
+_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+JSON = dict[str, Any]
+
+
+def shipped_templates_dir() -> Path:
+    """The templates that come with llmdeploy: inside the installed package, or the
+    repository's `templates/` folder in a development checkout."""
+    package = Path(__file__).resolve().parent.parent
+    packaged = package / "templates"
+    return packaged if packaged.is_dir() else package.parent / "templates"
+
+
+def extra_template_names(folder: Path | None, shipped: Sequence[str]) -> list[str]:
+    """The templates of an override folder that are not shipped ones and not macros."""
+    if folder is None:
+        return []
+    return sorted(p.name for p in folder.glob(f"*{TEMPLATE_SUFFIX}")
+                  if p.name not in shipped and not p.name.startswith(("_", ".")))
+
+
+_serials = itertools.count(1)
+
+
+@dataclass(frozen=True)
+class TemplateSet:
+    """Compiled templates. `serial` tells sets apart, so that nothing rendered by one is ever
+    taken for another's."""
+
+    templates: dict[str, jinja2.Template]
+    extras: tuple[str, ...]
+    serial: int = field(default_factory=lambda: next(_serials))
+
+    @classmethod
+    def load(cls, required: Sequence[str], overrides: Path | None = None,
+             shipped: Path | None = None) -> TemplateSet:
+        """Compile the `required` templates and the override folder's extra ones;
+        TemplateError names the file and line of the first problem."""
+        shipped = shipped or shipped_templates_dir()
+        for folder in (shipped, overrides):
+            if folder is not None and not folder.is_dir():
+                raise TemplateError(f"templates folder {folder} does not exist")
+        env = create_environment(shipped, overrides)
+        extras = extra_template_names(overrides, required)
+        templates = {}
+        for name in [*required, *extras]:
+            try:
+                templates[name] = env.get_template(name)
+            except jinja2.TemplateNotFound as e:
+                raise TemplateError("template is missing", name) from e
+            except jinja2.TemplateSyntaxError as e:
+                raise TemplateError(e.message or "syntax error", e.filename and Path(e.filename).name or name,
+                                    e.lineno) from e
+        return cls(templates, tuple(extras))
+
+    def render(self, name: str, namespace: str, **context: Any) -> list[JSON]:
+        """The objects template `name` renders to, each a mapping with apiVersion, kind and
+        metadata.name, in `namespace`, without nulls."""
+        try:
+            text = self.templates[name].render(**context)
+        except Exception as e:  # noqa: BLE001 - a template can fail in any way; report where
+            raise TemplateError(f"{type(e).__name__}: {e}", name, _template_line(e, name)) from e
+        try:
+            documents = [d for d in yaml.load_all(text, Loader=_YAML_LOADER) if d is not None]
+        except yaml.YAMLError as e:
+            mark = getattr(e, "problem_mark", None)
+            where = f" (line {mark.line + 1} of the rendered output)" if mark else ""
+            raise TemplateError(f"renders invalid YAML{where}: {getattr(e, 'problem', e)}", name) from e
+        return [_checked_object(doc, name, namespace) for doc in documents]
+
+
+def _checked_object(doc: Any, template: str, namespace: str) -> JSON:
+    if not isinstance(doc, dict):
+        raise TemplateError("every rendered document must be a mapping", template)
+    meta = doc.get("metadata")
+    if not (isinstance(doc.get("apiVersion"), str) and isinstance(doc.get("kind"), str)
+            and isinstance(meta, dict) and isinstance(meta.get("name"), str) and meta["name"]):
+        raise TemplateError("every rendered object needs apiVersion, kind and metadata.name", template)
+    if meta.get("namespace", namespace) != namespace:
+        raise TemplateError(
+            f"{doc['kind']} {meta['name']} is in namespace {meta['namespace']!r}; "
+            f"children must stay in the LLMDeployment's namespace {namespace!r}", template)
+    obj: JSON = without_nulls(doc)
+    obj["metadata"]["namespace"] = namespace
+    return obj
+
+
+def _template_line(error: BaseException, name: str) -> int | None:
+    """The line of template `name` where rendering failed (Jinja rewrites tracebacks so that
+    template frames carry the template's file name and line)."""
+    line = getattr(error, "lineno", None)
+    for frame in traceback.extract_tb(error.__traceback__):
+        if frame.filename.endswith(name):
+            line = frame.lineno
+    return line if isinstance(line, int) else None

@@ -1,0 +1,175 @@
+"""The FastAPI app around the hook: routes, admission, and facts gathered between decoding
+and syncing.
+
+`create_app(settings)` builds the app; nothing happens at import time. A sync request is
+admitted (or answered 429 when too many are in flight, 413 when too large), decoded on a
+worker thread, given its facts on the event loop, then synced and encoded on the worker
+thread, so that the loop stays free to accept, read, count and refuse requests (and to drain
+them on shutdown) while syncs queue.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+from fastapi import FastAPI, Request
+from fastapi.responses import Response
+
+from hooks.canonical import dumps
+from hooks.core.exercise import load_templates
+from hooks.edge.gather import FactGatherer
+from hooks.errors import TemplateError
+from hooks.rendering.templateset import TemplateSet
+from hooks.settings import Settings
+from hooks.web.hook import Answer, Hook, error
+from hooks.web.logs import FIELDS
+from hooks.web.metrics import CONTENT_TYPE, Metrics
+from hooks.web.reload import TemplateReloader
+
+log = logging.getLogger("llmdeploy")
+RETRY_AFTER_SECONDS = 1
+
+SYNC_REQUEST_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["parent"],
+    "properties": {
+        "controller": {"type": "object"},
+        "parent": {
+            "type": "object",
+            "required": ["apiVersion", "kind", "metadata"],
+            "properties": {
+                "apiVersion": {"type": "string"},
+                "kind": {"type": "string"},
+                "metadata": {"type": "object", "required": ["name"], "properties": {
+                    "name": {"type": "string"}, "namespace": {"type": "string"},
+                    "generation": {"type": "integer"}, "uid": {"type": "string"}}},
+                "spec": {"type": "object"},
+                "status": {"type": "object"},
+            },
+        },
+        "children": {"type": "object", "additionalProperties": {
+            "type": "object", "additionalProperties": {"type": "object"}}},
+        "related": {"type": "object"},
+        "finalizing": {"type": "boolean"},
+    },
+}
+
+
+def json_response(body: Any, status_code: int = 200) -> Response:
+    return Response(dumps(body), status_code=status_code, media_type="application/json")
+
+
+async def read_limited(request: Request, limit: int) -> bytes | None:
+    """The request body, or None as soon as it is known to exceed `limit` bytes."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        return None
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def initial_templates(settings: Settings) -> TemplateSet | None:
+    try:
+        return load_templates(settings.templates.folder, settings.children)
+    except TemplateError as e:
+        log.error("templates are broken, not ready: %s", e)
+        return None
+
+
+def create_app(settings: Settings, metrics: Metrics | None = None, facts: FactGatherer | None = None) -> FastAPI:
+    metrics = metrics or Metrics()
+    facts = facts or FactGatherer()
+    hook = Hook(settings, initial_templates(settings), metrics)
+    cpu = anyio.CapacityLimiter(1)  # one sync at a time: they are pure CPU under one GIL
+    in_flight = 0  # touched only on the event loop
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        if settings.templates.folder is None:
+            yield
+            return
+        reloader = TemplateReloader(settings.templates, settings.children, hook.install, metrics.reloaded)
+        task = asyncio.create_task(reloader.run())
+        try:
+            yield
+        finally:
+            task.cancel()
+
+    app = FastAPI(title="llmdeploy sync hook", version="0.1.0", docs_url=None, redoc_url=None, lifespan=lifespan)
+    app.state.hook = hook
+
+    async def admitted(request: Request) -> Answer:
+        body = await read_limited(request, settings.server.max_body_bytes)
+        if body is None:
+            return error(413, "too_large", "RequestTooLarge",
+                         f"the request body exceeds {settings.server.max_body_bytes} bytes")
+        decoded = await anyio.to_thread.run_sync(hook.decode, body, limiter=cpu)
+        if isinstance(decoded, Answer):
+            return decoded
+        gathered = await facts.gather(decoded)
+        return await anyio.to_thread.run_sync(hook.answer, decoded, gathered, limiter=cpu)
+
+    @app.post("/sync", summary="Metacontroller CompositeController sync hook", openapi_extra={
+        "requestBody": {"required": True, "content": {"application/json": {"schema": SYNC_REQUEST_SCHEMA}}}})
+    async def sync_route(request: Request) -> Response:
+        nonlocal in_flight
+        started = time.perf_counter()
+        request_id = request.headers.get("x-request-id") or os.urandom(16).hex()
+        if not hook.authorized(request.headers.get("authorization")):
+            answer = error(401, "unauthorized", "Unauthorized", "a valid Authorization: Bearer token is required")
+        elif in_flight >= settings.server.max_in_flight:
+            answer = error(429, "overloaded", "TooManyRequests",
+                           f"{in_flight} syncs in flight; retry in {RETRY_AFTER_SECONDS}s")
+        else:
+            in_flight += 1
+            metrics.in_flight.inc()
+            try:
+                answer = await admitted(request)
+            finally:
+                in_flight -= 1
+                metrics.in_flight.dec()
+        elapsed = time.perf_counter() - started
+        metrics.observe("sync", answer.outcome, elapsed)
+        fields = {**answer.fields, "outcome": answer.outcome, "status": answer.status_code,
+                  "duration_ms": round(elapsed * 1000, 2), "request_id": request_id}
+        log.log(logging.INFO if answer.status_code < 500 else logging.ERROR, "sync", extra={FIELDS: fields})
+        headers = {"x-request-id": request_id}
+        if answer.status_code == 401:
+            headers["WWW-Authenticate"] = "Bearer"
+        if answer.status_code == 429:
+            headers["Retry-After"] = str(RETRY_AFTER_SECONDS)
+        return Response(answer.body, answer.status_code, media_type="application/json", headers=headers)
+
+    @app.get("/healthz", summary="Alive")
+    async def healthz() -> Response:
+        return json_response({"status": "ok"})
+
+    @app.get("/readyz", summary="Templates loaded")
+    async def readyz() -> Response:
+        if hook.templates is None:
+            return json_response({"error": "NotReady", "message": "templates are not loaded"}, 503)
+        return json_response({"status": "ready"})
+
+    @app.get("/metrics", summary="Prometheus metrics")
+    async def metrics_route() -> Response:
+        return Response(metrics.exposition(), media_type=CONTENT_TYPE)
+
+    return app
+
+
+def create_app_from_env() -> FastAPI:
+    """The app of one worker process (`llmdeploy serve --workers N`): settings from the
+    environment the CLI prepared."""
+    return create_app(Settings.from_env())

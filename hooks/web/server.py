@@ -1,0 +1,54 @@
+"""Running the app under uvicorn, with a shutdown that loses no accepted request.
+
+uvicorn's graceful shutdown finishes requests it has parsed but closes connections whose
+request it has not read yet: `DrainingServer` stops accepting first, lets the loop read what
+was already sent, then shuts down as uvicorn does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import sys
+import tempfile
+from typing import Any
+
+import uvicorn
+from uvicorn.supervisors import Multiprocess
+
+from hooks.settings import Settings
+from hooks.web.app import create_app
+
+DRAIN_SECONDS = 1.0  # enough for the loop to read every accepted connection, sync by sync
+
+
+class DrainingServer(uvicorn.Server):
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        for server in self.servers:
+            server.close()  # no new connections from here on
+        await asyncio.sleep(DRAIN_SECONDS)
+        await super().shutdown(sockets)
+
+
+# The sync thread is pure CPU; the event loop needs the GIL only briefly. Python hands the
+# GIL over every 5 ms by default, which would stall the loop that long per request.
+GIL_SWITCH_SECONDS = 0.0005
+
+
+def serve(settings: Settings, host: str, port: int, workers: int) -> None:
+    """Serve in this process, draining on shutdown, or with `workers` processes (uvicorn's own
+    workers, which shut down without the drain: in Kubernetes, prefer replicas)."""
+    sys.setswitchinterval(GIL_SWITCH_SECONDS)
+    common: dict[str, Any] = {
+        "host": host, "port": port, "log_config": None, "access_log": False,
+        "timeout_graceful_shutdown": settings.server.graceful_shutdown_seconds,
+        "ssl_certfile": settings.server.tls_cert_file, "ssl_keyfile": settings.server.tls_key_file,
+    }
+    if workers > 1:
+        # Each worker builds its app from the environment; metrics are summed across them.
+        os.environ.setdefault("PROMETHEUS_MULTIPROC_DIR", tempfile.mkdtemp(prefix="llmdeploy-metrics-"))
+        config = uvicorn.Config("hooks.web.app:create_app_from_env", factory=True, workers=workers, **common)
+        Multiprocess(config, sockets=[config.bind_socket()]).run()
+    else:
+        DrainingServer(uvicorn.Config(create_app(settings), **common)).run()

@@ -1,0 +1,142 @@
+"""The CRD: generated from the models, committed, structural, and rejecting what the hook rejects."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from hooks.tools.cli import crd_yaml
+from hooks.errors import SpecError
+from hooks.api.validation import validate_resource
+from tests.conftest import EXAMPLES
+from tests.crdschema import CRD_FILE, admission_problems, committed_crd, root_schema, schema_problems
+from tests.manifests import schema_errors
+
+RESOURCE = {"apiVersion": "serving.llmdeploy.io/v1alpha1", "kind": "LLMDeployment",
+            "metadata": {"name": "llama3", "namespace": "ml"}}
+
+INVALID: list[tuple[dict[str, Any], str]] = [
+    ({"model": {"uri": "hf://a/b"}, "autoscaling": {"minReplicas": 5, "maxReplicas": 2}},
+     "spec.autoscaling.minReplicas: must be less than or equal to maxReplicas"),
+    ({"model": {"uri": "hf://a/b"}, "engine": {"tensorParallelSize": 2}},
+     "spec.engine.tensorParallelSize: must not exceed resources.gpu.count"),
+    ({"model": {"uri": "hf://a/b"}, "canary": {"engine": {"tensorParallelSize": 2}}},
+     "spec.canary: the canary's tensorParallelSize must not exceed its GPU count"),
+    ({"model": {"uri": "hf://a/b"}, "autoscaling": {"metrics": [{"type": "external", "target": 1}]}},
+     "spec.autoscaling.metrics[0].name: name is required for pods and external metrics"),
+    ({"model": {"uri": "ftp://a/b"}}, "spec.model.uri: must be hf://"),
+    ({"model": {"uri": "hf://a/b", "cache": {"size": "1Gi", "claimName": "x"}}},
+     "spec.model.cache: set size or claimName, not both"),
+    ({"model": {"uri": "hf://a/b"}, "canary": {"match": [{}]}}, "spec.canary.match[0]: a match must name"),
+    ({"model": {"uri": "hf://a/b"}, "canary": {"match": [{"uri": {}}]}},
+     "spec.canary.match[0].uri: set exactly one of exact, prefix and regex"),
+    ({"model": {"uri": "hf://a/b"}, "rollout": {"maxSurge": 0, "maxUnavailable": 0}},
+     "spec.rollout.maxSurge: maxSurge and maxUnavailable cannot both be 0"),
+    ({"model": {"uri": "hf://a/b"}, "engine": {"type": "triton"}}, "spec.model.uri: triton serves"),
+    ({"model": {"uri": "hf://a/b"}, "engine": {"env": [{"name": "A", "value": "1", "valueFrom": {}}]}},
+     "spec.engine.env[0]: set value or valueFrom, not both"),
+]
+SCHEMA_INVALID: list[tuple[dict[str, Any], str]] = [
+    ({"model": {"uri": "hf://a/b"}, "canary": {"weight": 101}}, "spec.canary.weight"),
+    ({"model": {"uri": "hf://a/b"}, "replicas": -1}, "spec.replicas"),
+    ({"model": {"uri": "hf://a/b"}, "resources": {"gpu": {"count": -1}}}, "spec.resources.gpu.count"),
+    ({"model": {"uri": "hf://a/b"}, "resources": {"memory": "32GB"}}, "spec.resources.memory"),
+    ({"model": {"uri": "hf://a/b"}, "autoscaling": {"metrics": [{"type": "cpu", "target": 0}]}},
+     "spec.autoscaling.metrics.0.target"),
+    ({"model": {"uri": "hf://a/b"}, "engine": {"type": "llamacpp"}}, "spec.engine.type"),
+    ({"model": {"uri": "hf://a/b"}, "engine": {"typo": 1}}, "spec.engine"),
+    ({}, "spec"),
+]
+
+
+def resource(spec: dict[str, Any], name: str = "llama3") -> dict[str, Any]:
+    return {**copy.deepcopy(RESOURCE), "metadata": {"name": name, "namespace": "ml"}, "spec": spec}
+
+
+def test_committed_crd_is_the_generated_one() -> None:
+    assert CRD_FILE.read_text() == crd_yaml(), "crds/ is stale: run `make crd` and commit the result"
+
+
+def test_crd_is_structural_and_valid() -> None:
+    assert schema_errors([committed_crd()]) == []
+
+
+def test_crd_names_and_columns() -> None:
+    spec = committed_crd()["spec"]
+    assert spec["names"]["shortNames"] == ["llmd"] and spec["names"]["categories"] == ["llm-serving"]
+    (version,) = spec["versions"]
+    assert version["subresources"] == {"status": {}} and version["served"] and version["storage"]
+    assert [c["name"] for c in version["additionalPrinterColumns"]] == [
+        "Model", "Engine", "Canary", "Ready", "Phase", "Age"]
+
+
+def test_every_field_has_a_description() -> None:
+    def missing(schema: dict[str, Any], path: str) -> list[str]:
+        found = [] if schema.get("description") else [path]
+        for key, sub in schema.get("properties", {}).items():
+            found += missing(sub, f"{path}.{key}")
+        if isinstance(schema.get("items"), dict):
+            found += [p for p in missing(schema["items"], f"{path}[]") if not p.endswith("[]")]
+        return found
+
+    properties = root_schema()["properties"]
+    assert missing(properties["spec"], "spec") == [] and missing(properties["status"], "status") == []
+
+
+def test_no_pydantic_leftovers() -> None:
+    text = CRD_FILE.read_text()
+    for leftover in ("$ref", "anyOf", "$defs", "title:", "type: null", "exclusiveMinimum: 0"):
+        assert leftover not in text
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.name)
+def test_crd_accepts_every_example(path: Path) -> None:
+    assert admission_problems(yaml.safe_load(path.read_text())) == []
+
+
+def test_crd_accepts_examples_with_the_shared_validator() -> None:
+    assert schema_errors([yaml.safe_load(p.read_text()) for p in EXAMPLES], extra_crds=[committed_crd()]) == []
+
+
+@pytest.mark.parametrize(("spec", "message"), INVALID)
+def test_crd_and_hook_reject_with_the_same_message(spec: dict[str, Any], message: str) -> None:
+    crd_says = admission_problems(resource(spec))
+    assert any(p.startswith(message) for p in crd_says), crd_says
+    with pytest.raises(SpecError) as hook_says:
+        validate_resource("llama3", spec)
+    assert set(crd_says) <= set(hook_says.value.errors)
+
+
+@pytest.mark.parametrize(("spec", "where"), SCHEMA_INVALID)
+def test_crd_schema_rejects_bad_values(spec: dict[str, Any], where: str) -> None:
+    problems = admission_problems(resource(spec))
+    assert problems and any(p.startswith(where) for p in problems), problems
+
+
+@pytest.mark.parametrize(("name", "ok"), [("a" * 45, True), ("a" * 46, False), ("1abc", False)])
+def test_name_rules(name: str, ok: bool) -> None:
+    problems = admission_problems(resource({"model": {"uri": "hf://a/b"}}, name=name))
+    assert (problems == []) == ok
+    assert all(p.startswith("metadata.name: ") for p in problems)
+
+
+def test_defaults_make_the_cel_rules_evaluable() -> None:
+    assert admission_problems(resource({"model": {"uri": "hf://a/b"}, "canary": {}})) == []
+
+
+def test_null_disruption_budget_survives_defaulting() -> None:
+    from tests.crdschema import with_defaults
+
+    defaulted = with_defaults(root_schema(), resource({"model": {"uri": "hf://a/b"}, "disruptionBudget": None}))
+    assert defaulted["spec"]["disruptionBudget"] is None
+    assert with_defaults(root_schema(), resource({"model": {"uri": "hf://a/b"}}))["spec"]["disruptionBudget"] == \
+        {"maxUnavailable": 1}
+
+
+def test_status_schema_rejects_unknown_fields() -> None:
+    status_schema = root_schema()["properties"]["status"]
+    assert schema_problems(status_schema, {"observedGeneration": 1, "phase": "Ready", "bogus": 1})

@@ -1,0 +1,83 @@
+"""Template sets: loaded from the shipped folder with overrides on top, sandboxed, strict, and
+loud about broken templates (file and line)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from hooks.core.children import CHILD_TEMPLATES
+from hooks.core.exercise import load_templates
+from hooks.errors import TemplateError
+from hooks.rendering.templateset import TemplateSet, shipped_templates_dir
+from hooks.settings import ChildSettings
+
+
+def copy_templates(tmp_path: Path) -> Path:
+    """An override folder holding a copy of every shipped template."""
+    target = tmp_path / "templates"
+    shutil.copytree(shipped_templates_dir(), target)
+    return target
+
+
+def test_templates_are_sandboxed(tmp_path: Path) -> None:
+    folder = copy_templates(tmp_path)
+    (folder / "service.yaml").write_text(
+        "{{ view.__class__.__mro__[1].__subclasses__() }}\napiVersion: v1\nkind: Service\n")
+    with pytest.raises(TemplateError, match="service.yaml:1: SecurityError"):
+        load_templates(folder, ChildSettings())
+
+
+def test_templates_cannot_read_files(tmp_path: Path) -> None:
+    folder = copy_templates(tmp_path)
+    (tmp_path / "secret.txt").write_text("s3cr3t")
+    (folder / "service.yaml").write_text('{% include "../secret.txt" %}')
+    with pytest.raises(TemplateError, match="service.yaml"):
+        load_templates(folder, ChildSettings())
+
+
+def test_undefined_variables_are_errors_with_file_and_line(tmp_path: Path) -> None:
+    folder = copy_templates(tmp_path)
+    text = (folder / "pdb.yaml").read_text().replace("{{ view.disruption_budget.selector }}", "{{ view.nmes.x }}")
+    (folder / "pdb.yaml").write_text(text)
+    line = next(i for i, t in enumerate(text.splitlines(), 1) if "nmes" in t)
+    with pytest.raises(TemplateError, match=f"pdb.yaml:{line}: UndefinedError"):
+        load_templates(folder, ChildSettings())
+
+
+def test_syntax_errors_name_file_and_line(tmp_path: Path) -> None:
+    folder = copy_templates(tmp_path)
+    (folder / "hpa.yaml").write_text("apiVersion: autoscaling/v2\n{% if %}\n")
+    with pytest.raises(TemplateError, match="hpa.yaml:2: "):
+        TemplateSet.load(CHILD_TEMPLATES, folder)
+
+
+def test_missing_template_is_reported(tmp_path: Path) -> None:
+    incomplete = copy_templates(tmp_path)
+    (incomplete / "virtualservice.yaml").unlink()
+    with pytest.raises(TemplateError, match="virtualservice.yaml: template is missing"):
+        TemplateSet.load(CHILD_TEMPLATES, shipped=incomplete)
+    with pytest.raises(TemplateError, match="does not exist"):
+        TemplateSet.load(CHILD_TEMPLATES, tmp_path / "absent")
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("- just\n- a list\n", "must be a mapping"),
+    ("apiVersion: v1\nkind: Service\n", "needs apiVersion, kind and metadata.name"),
+    ("apiVersion: v1\nkind: Service\nmetadata: {name: x, namespace: other}\n", "must stay in the LLMDeployment"),
+    ("apiVersion: v1\nkind: Service\nmetadata: {name: x}\nspec: [unclosed\n", "invalid YAML"),
+])
+def test_rendered_documents_must_be_well_formed_children(tmp_path: Path, text: str, message: str) -> None:
+    folder = copy_templates(tmp_path)
+    (folder / "service.yaml").write_text(text)
+    with pytest.raises(TemplateError, match=message):
+        load_templates(folder, ChildSettings())
+
+
+def test_a_child_rendered_twice_is_an_error(tmp_path: Path) -> None:
+    folder = copy_templates(tmp_path)
+    (folder / "pdb.yaml").write_text((folder / "service.yaml").read_text())
+    with pytest.raises(TemplateError, match="Service selfcheck is rendered twice"):
+        load_templates(folder, ChildSettings())

@@ -1,0 +1,74 @@
+"""`llmdeploy render`: a local preview whose stdout pipes into other tools."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from hooks.tools.cli import main
+from hooks.contract.lastapplied import LAST_APPLIED_ANNOTATION
+from tests.conftest import ROOT
+
+CLI = str(Path(sys.executable).parent / "llmdeploy")
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([CLI, *args], capture_output=True, text=True, timeout=60, check=False)
+
+
+def test_render_prints_children_on_stdout_and_status_on_stderr() -> None:
+    result = run("render", "-f", str(ROOT / "examples" / "canary-ab.yaml"))
+    assert result.returncode == 0, result.stderr
+    children = list(yaml.safe_load_all(result.stdout))
+    assert [c["kind"] for c in children] == ["Deployment", "Deployment", "Service", "PodDisruptionBudget",
+                                             "DestinationRule", "VirtualService"]
+    status = yaml.safe_load("\n".join(line.removeprefix("# ") for line in result.stderr.splitlines()))
+    assert status["status"]["phase"] == "Pending"
+
+
+def test_render_output_with_stderr_merged_is_still_a_valid_stream() -> None:
+    merged = subprocess.run(f"{CLI} render -f {ROOT / 'examples' / 'no-istio-pvc.yaml'} 2>&1", shell=True,
+                            capture_output=True, text=True, check=True).stdout
+    assert [c["kind"] for c in yaml.safe_load_all(merged)] == ["Deployment", "Deployment", "Service"]
+    assert "# status:" in merged
+
+
+def test_render_of_an_invalid_resource_fails_with_the_errors(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("apiVersion: serving.llmdeploy.io/v1alpha1\nkind: LLMDeployment\nmetadata: {name: x}\n"
+                   "spec: {model: {uri: 'ftp://x'}, replicas: -1}\n")
+    result = run("render", "-f", str(bad))
+    assert result.returncode == 1 and result.stdout == ""
+    assert "spec.model.uri" in result.stderr and "spec.replicas" in result.stderr
+
+
+def test_render_with_observed_children_freezes_them(tmp_path: Path) -> None:
+    applied: dict[str, Any] = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "x", "namespace": "default"}}
+    observed = tmp_path / "observed.yaml"
+    observed.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": [
+        {**applied, "metadata": {**applied["metadata"], "annotations": {LAST_APPLIED_ANNOTATION: json.dumps(applied)}}},
+    ]}))
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("apiVersion: serving.llmdeploy.io/v1alpha1\nkind: LLMDeployment\nmetadata: {name: x}\nspec: {}\n")
+    result = run("render", "-f", str(bad), "--observed", str(observed))
+    assert result.returncode == 1
+    assert list(yaml.safe_load_all(result.stdout)) == [applied]
+
+
+@pytest.mark.parametrize("content", ["", "a: [", "- 1\n- 2\n", "---\na: 1\n---\nb: 2\n"])
+def test_unreadable_input_is_a_clear_error(tmp_path: Path, content: str, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "cr.yaml"
+    path.write_text(content)
+    assert main(["render", "-f", str(path)]) == 1
+    assert capsys.readouterr().err.startswith("llmdeploy: ")
+
+
+def test_missing_file_is_a_clear_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["render", "-f", "/nonexistent.yaml"]) == 1
+    assert "cannot read /nonexistent.yaml" in capsys.readouterr().err

@@ -1,0 +1,196 @@
+"""Limits, metrics, logs, load, workers and graceful shutdown of a real server."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import json
+import re
+import signal
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from hooks.web.app import create_app
+from hooks.web.logs import FIELDS, JSONFormatter, TextFormatter
+from hooks.settings import ServerSettings, Settings
+from tests import metacontroller as mc
+from tests.conftest import HookServer
+from tests.syncing import timeless
+from tests.web.test_app import call
+
+SPECS: list[dict[str, Any]] = [
+    {"model": {"uri": f"hf://org/model-{i}"}, "replicas": i % 3 + 1,
+     **({"canary": {"weight": i * 7 % 100}} if i % 2 else {}), **({"autoscaling": {}} if i % 3 == 0 else {})}
+    for i in range(24)
+]
+
+
+def bodies() -> list[bytes]:
+    return [json.dumps(mc.request(mc.parent(spec, name=f"model-{i}"))).encode() for i, spec in enumerate(SPECS)]
+
+
+def metric(text: str, name: str, **labels: str) -> float:
+    total = 0.0
+    for line in text.splitlines():
+        if line.startswith(name + "{") or line.startswith(name + " "):
+            if all(f'{k}="{v}"' in line for k, v in labels.items()):
+                total += float(line.rsplit(" ", 1)[1])
+    return total
+
+
+def test_body_over_the_limit_is_413() -> None:
+    app = create_app(Settings(server=ServerSettings(max_body_bytes=2000)))
+    big = mc.request(mc.parent({"model": {"uri": "hf://a/b", "servedName": "x" * 3000}}))
+    response = call(app, "POST", "/sync", big)
+    assert response.status_code == 413 and response.json()["error"] == "RequestTooLarge"
+    assert call(app, "POST", "/sync", mc.request(mc.parent({"model": {"uri": "hf://a/b"}}))).status_code == 200
+
+
+def test_chunked_body_over_the_limit_is_413() -> None:
+    server = HookServer(env={"LLMDEPLOY_MAX_BODY_BYTES": "5000"})
+    try:
+        server.wait_ready()
+
+        def chunks() -> Any:
+            for _ in range(10):
+                yield b" " * 1000
+
+        response = httpx.post(server.url + "/sync", content=chunks())
+        assert response.status_code == 413
+    finally:
+        server.stop()
+
+
+def test_load_answers_match_single_requests_and_metrics_add_up() -> None:
+    server = HookServer(env={"LLMDEPLOY_LOG_LEVEL": "WARNING"})
+    try:
+        server.wait_ready()
+        with httpx.Client(base_url=server.url, timeout=30) as client:
+            expected = [timeless(client.post("/sync", content=b).content) for b in bodies()]
+        work = bodies() * 10
+
+        def send(body: bytes) -> tuple[int, bytes]:
+            response = httpx.post(server.url + "/sync", content=body, timeout=30)
+            return response.status_code, response.content
+
+        deadline = time.monotonic() + 120
+        with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
+            results = list(pool.map(send, work))
+        assert time.monotonic() < deadline
+        assert [code for code, _ in results] == [200] * len(work)  # 8 at once is under the limit of 32
+        assert [timeless(content) for _, content in results] == [expected[i % len(expected)] for i in range(len(work))]
+        text = httpx.get(server.url + "/metrics").text
+        assert metric(text, "llmdeploy_hook_requests_total", outcome="ok") == len(work) + len(expected)
+        assert metric(text, "llmdeploy_hook_request_duration_seconds_count") == len(work) + len(expected)
+        assert metric(text, "llmdeploy_resources", phase="Pending") == len(SPECS)
+        assert metric(text, "llmdeploy_hook_in_flight") == 0
+    finally:
+        server.stop()
+
+
+def test_overload_is_answered_429_with_retry_after() -> None:
+    server = HookServer(env={"LLMDEPLOY_MAX_IN_FLIGHT": "2", "LLMDEPLOY_LOG_LEVEL": "WARNING"})
+    try:
+        server.wait_ready()
+        expected = {b: timeless(httpx.post(server.url + "/sync", content=b, timeout=30).content) for b in bodies()}
+        work = bodies() * 4
+
+        def send(body: bytes) -> tuple[int, bytes, str | None, bytes]:
+            response = httpx.post(server.url + "/sync", content=body, timeout=30)
+            return response.status_code, response.content, response.headers.get("retry-after"), body
+
+        with concurrent.futures.ThreadPoolExecutor(max_workers=16) as pool:
+            results = list(pool.map(send, work))
+        codes = [code for code, *_ in results]
+        assert set(codes) <= {200, 429} and codes.count(429) > 0 and codes.count(200) >= 2
+        for code, content, retry_after, body in results:
+            if code == 200:
+                assert timeless(content) == expected[body]
+            else:
+                assert retry_after == "1" and json.loads(content)["error"] == "TooManyRequests"
+        text = httpx.get(server.url + "/metrics").text
+        assert metric(text, "llmdeploy_hook_requests_total", outcome="overloaded") == codes.count(429)
+        assert metric(text, "llmdeploy_hook_requests_total", outcome="ok") == codes.count(200) + len(expected)
+    finally:
+        server.stop()
+
+
+SLOW_TEMPLATE = ("{% for i in range(800) %}{% for j in range(800) %}{% endfor %}{% endfor %}"
+                 "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: {{ view.name }}, labels: {{ view.labels }}}\n")
+
+
+def test_sigterm_during_a_burst_loses_no_accepted_request(tmp_path: Path) -> None:
+    (tmp_path / "slow.yaml").write_text(SLOW_TEMPLATE)  # every sync takes a while: the burst queues
+    server = HookServer(env={"LLMDEPLOY_LOG_LEVEL": "WARNING", "LLMDEPLOY_TEMPLATES_DIR": str(tmp_path)})
+    try:
+        server.wait_ready("/readyz")
+        work = bodies()[:16]
+
+        def send(body: bytes) -> int | str:
+            try:
+                return httpx.post(server.url + "/sync", content=body, timeout=60).status_code
+            except httpx.ConnectError:
+                return "not accepted"
+            except httpx.HTTPError as e:
+                return f"accepted, then lost: {type(e).__name__}"
+
+        started = time.monotonic()
+        httpx.post(server.url + "/sync", content=bodies()[20], timeout=60)
+        one_sync = time.monotonic() - started
+        signal_after = 0.5
+        with concurrent.futures.ThreadPoolExecutor(max_workers=len(work)) as pool:
+            futures = [pool.submit(send, b) for b in work]
+            time.sleep(signal_after)  # the burst is queued: it needs len(work) * one_sync to finish
+            server.process.send_signal(signal.SIGTERM)
+            outcomes = [f.result() for f in futures]
+        assert [o for o in outcomes if o not in (200, "not accepted")] == []
+        finished_before_signal = signal_after / one_sync + 1
+        assert outcomes.count(200) > finished_before_signal, (outcomes, one_sync)
+        assert server.process.wait(timeout=30) in (0, -signal.SIGTERM)  # uvicorn re-raises it when done
+        with pytest.raises(httpx.ConnectError):
+            httpx.get(server.url + "/healthz")
+    finally:
+        server.stop()
+
+
+def test_one_json_log_line_per_sync() -> None:
+    server = HookServer(env={"LLMDEPLOY_LOG_FORMAT": "json"})
+    try:
+        server.wait_ready()
+        httpx.post(server.url + "/sync", content=bodies()[1], headers={"x-request-id": "req-42"})
+        httpx.post(server.url + "/sync", content=b"{")
+    finally:
+        output = server.stop()
+    lines = [json.loads(line) for line in output.splitlines() if line.startswith("{")]
+    syncs = [line for line in lines if line["message"] == "sync"]
+    assert len(syncs) == 2
+    ok, bad = syncs
+    assert ok["parent"] == "ml/model-1" and ok["generation"] == 1 and ok["outcome"] == "ok"
+    assert ok["children"] == 6 and ok["request_id"] == "req-42" and ok["duration_ms"] > 0
+    assert bad["outcome"] == "bad_request" and bad["status"] == 400 and re.fullmatch(r"[0-9a-f]{32}", bad["request_id"])
+
+
+def test_text_logs_for_people() -> None:
+    import logging
+
+    record = logging.LogRecord("llmdeploy", logging.INFO, __file__, 1, "sync", None, None)
+    setattr(record, FIELDS, {"parent": "ml/a", "outcome": "ok"})
+    assert TextFormatter().format(record).endswith("sync  parent=ml/a outcome=ok")
+    assert json.loads(JSONFormatter().format(record))["parent"] == "ml/a"
+
+
+def test_workers_answer_identically_and_metrics_sum() -> None:
+    server = HookServer(args=["--workers", "2"], env={"LLMDEPLOY_LOG_LEVEL": "WARNING"})
+    try:
+        server.wait_ready("/readyz", timeout=60)
+        body = bodies()[3]
+        answers = [timeless(httpx.post(server.url + "/sync", content=body, headers={"connection": "close"}).content)
+                   for _ in range(40)]
+        assert all(a == answers[0] for a in answers)
+        text = httpx.get(server.url + "/metrics").text
+        assert metric(text, "llmdeploy_hook_requests_total", outcome="ok") == 40
+    finally:
+        server.stop()
