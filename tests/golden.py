@@ -1,7 +1,8 @@
 """Golden answers: requests and the exact bytes the hook answered them with, recorded once.
 
 `python -m tests.golden` records them (examples, samples and a fixed corpus of generated
-specs, each new and after Metacontroller applied the answer); `tests/test_golden.py` replays
+resources in corpus-parents.json, each new, after Metacontroller applied the answer, stalled,
+invalid, unadoptable and paused); `tests/test_golden.py` replays
 every request and fails on any byte that changed. Re-record only for a change of behaviour
 that is meant, and say which in the commit.
 """
@@ -81,8 +82,17 @@ def example_parents() -> Iterator[tuple[str, JSON]]:
         yield path.stem, mc.parent(resource["spec"], name=meta["name"], namespace=meta["namespace"])
 
 
+CORPUS_PARENTS = GOLDEN / "corpus-parents.json"
+
+
 def corpus_parents() -> list[tuple[str, JSON]]:
-    """A fixed draw of generated specs (derandomized, so the same hypothesis draws the same)."""
+    """The fixed corpus of generated resources, so that re-recording changes only answers."""
+    parents: dict[str, JSON] = json.loads(CORPUS_PARENTS.read_text())
+    return list(parents.items())
+
+
+def draw_corpus() -> list[tuple[str, JSON]]:
+    """A new draw of generated specs (`python -m tests.golden --new-corpus`)."""
     from hypothesis import HealthCheck, given, settings
 
     from tests.strategies import specs
@@ -113,6 +123,8 @@ def record(group: str, cases: list[JSON]) -> None:
 def main() -> int:
     from tests.golden_answer import answer
 
+    if "--new-corpus" in sys.argv:
+        CORPUS_PARENTS.write_text(json.dumps(dict(draw_corpus()), indent=1, sort_keys=True))
     samples = ROOT.parent / "shared" / "design" / "samples"
     groups: dict[str, list[JSON]] = {"examples": [], "corpus": []}
     for group, parents in (("examples", list(example_parents())), ("corpus", corpus_parents())):

@@ -8,6 +8,7 @@ from typing import Any
 
 from hooks.api.validation import validate_resource
 from hooks.core.naming import Names
+from hooks.core.sources import download_directory
 from hooks.core.tracks import track_specs
 from hooks.core.traffic import Availability, canary_serving, split_in_force
 from hooks.core.view import DestinationView, View, build_view
@@ -109,10 +110,11 @@ def test_model_sources_reach_the_engine_as_local_paths_or_hub_ids() -> None:
         return view_of({"model": {"uri": uri}}).tracks[0].args[0]
 
     assert model_arg("hf://org/m") == "--model=org/m"
-    assert model_arg("s3://b/p") == "--model=/model-cache/model"
-    assert model_arg("gs://b/p") == "--model=/model-cache/model"
-    assert model_arg("models:/llama/3") == "--model=/model-cache/model"
-    assert model_arg("https://host/files/m.gguf?x=1") == "--model=/model-cache/model/m.gguf"
+    assert model_arg("s3://b/p") == f"--model={download_directory('s3://b/p', None)}"
+    assert model_arg("gs://b/p") == f"--model={download_directory('gs://b/p', None)}"
+    assert model_arg("models:/llama/3") == f"--model={download_directory('models:/llama/3', None)}"
+    https = "https://host/files/m.gguf?x=1"
+    assert model_arg(https) == f"--model={download_directory(https, None)}/m.gguf"
     assert model_arg("pvc://store/org/m") == "--model=/model-source/org/m"
     assert model_arg("oci://registry/m:1") == "--model=/model-source"
 
@@ -122,9 +124,10 @@ def test_engines_get_their_own_arguments() -> None:
         spec = {"model": {"uri": "s3://b/m", "quantization": "awq"}, "engine": {"type": engine, "maxModelLen": 8}}
         return view_of(spec).tracks[0].args
 
-    assert args("tgi")[:1] == ("--model-id=/model-cache/model",) and "--quantize=awq" in args("tgi")
+    local = download_directory("s3://b/m", None)
+    assert args("tgi")[:1] == (f"--model-id={local}",) and "--quantize=awq" in args("tgi")
     assert "--tp-size=1" in args("sglang") and "--context-length=8" in args("sglang")
-    assert args("triton") == ("--model-repository=/model-cache/model", "--http-port=8000")
+    assert args("triton")[:2] == (f"--model-repository={local}", "--http-port=8000")
 
 
 PLAIN = (str, int, float, bool, type(None))
