@@ -12,7 +12,7 @@ from hooks.canonical import dumps
 from hooks.contract.lastapplied import LAST_APPLIED_ANNOTATION, go_json
 from hooks.contract.request import parse_request
 from hooks.core.desired import desire
-from hooks.core.exercise import load_templates
+from hooks.edge.templates import load_templates
 from hooks.core.facts import Facts
 from hooks.core.sync import sync
 from hooks.settings import ChildSettings

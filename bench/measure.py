@@ -19,7 +19,7 @@ import httpx
 
 from bench import corpus
 from hooks.canonical import dumps, loads
-from hooks.core.exercise import load_templates
+from hooks.edge.templates import load_templates
 from hooks.core.facts import Facts
 from hooks.settings import ServerSettings, Settings
 from hooks.web.cache import DesiredCache

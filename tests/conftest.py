@@ -17,7 +17,7 @@ from typing import Any
 import httpx
 import pytest
 
-from hooks.core.exercise import load_templates
+from hooks.edge.templates import load_templates
 from hooks.rendering.templateset import TemplateSet
 from hooks.settings import Settings
 from tests.manifests import SHARED

@@ -15,7 +15,7 @@ from typing import Any
 
 from hooks.canonical import dumps
 from hooks.contract.observed import parse_time
-from hooks.core.exercise import load_templates
+from hooks.edge.templates import load_templates
 from hooks.core.facts import Facts
 from hooks.settings import Settings
 from hooks.web.hook import Answer, Hook

@@ -12,7 +12,7 @@ import pytest
 from hooks.errors import TemplateError
 from hooks.contract.request import parse_request
 from hooks.rendering.templateset import TemplateSet
-from hooks.core.exercise import load_templates
+from hooks.edge.templates import load_templates
 from hooks.settings import ChildSettings
 from tests.syncing import encoded, run_sync
 from tests import metacontroller as mc

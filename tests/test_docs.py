@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from hooks.contract.request import parse_request
-from hooks.core.exercise import load_templates
+from hooks.edge.templates import load_templates
 from hooks.settings import ChildSettings
 from tests.syncing import encoded, run_sync
 from tests import metacontroller as mc

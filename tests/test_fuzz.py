@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from schemathesis import GenerationMode
 
 from hooks.contract.lastapplied import LAST_APPLIED_ANNOTATION
-from hooks.core.exercise import load_templates
+from hooks.edge.templates import load_templates
 from hooks.core.facts import Facts
 from hooks.settings import Settings
 from hooks.web.hook import Answer, Hook

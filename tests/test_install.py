@@ -18,7 +18,7 @@ import yaml
 from hooks.api.crd import GROUP, PLURAL, VERSION
 from hooks.contract.request import parse_request
 from hooks.rendering.templateset import TemplateSet
-from hooks.core.exercise import load_templates
+from hooks.edge.templates import load_templates
 from hooks.settings import ChildSettings, Settings
 from tests.syncing import encoded, run_sync
 from tests import metacontroller as mc

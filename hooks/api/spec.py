@@ -343,11 +343,11 @@ _TP = "(has(self.canary.engine.tensorParallelSize) ? self.canary.engine.tensorPa
 
 class LLMDeploymentSpec(SpecModel):
     cel_rules = (
-        Rule("!has(self.engine.tensorParallelSize) || self.resources.gpu.count == 0 || "
-             "self.engine.tensorParallelSize <= self.resources.gpu.count",
-             "must not exceed resources.gpu.count", ".engine.tensorParallelSize"),
-        Rule(f"!has(self.canary) || {_GPU} == 0 || {_TP} <= {_GPU}",
-             "the canary's tensorParallelSize must not exceed its GPU count", ".canary"),
+        Rule("!has(self.engine.tensorParallelSize) || self.engine.tensorParallelSize <= "
+             "(self.resources.gpu.count == 0 ? 1 : self.resources.gpu.count)",
+             "must not exceed resources.gpu.count (1 on CPU)", ".engine.tensorParallelSize"),
+        Rule(f"!has(self.canary) || {_TP} <= ({_GPU} == 0 ? 1 : {_GPU})",
+             "the canary's tensorParallelSize must not exceed its GPU count (1 on CPU)", ".canary"),
         Rule("!(self.engine.type == 'triton' && self.model.uri.startsWith('hf://'))",
              "triton serves a model repository: use an s3://, gs://, https://, models:/, pvc:// or oci:// uri",
              ".model.uri"),

@@ -110,11 +110,15 @@ def _map(value: Any) -> JSON:
     return value if isinstance(value, dict) else {}
 
 
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
 def _deployment(name: str, meta: JSON, spec: JSON, status: JSON, last_applied: str | None) -> ObservedDeployment:
     conditions = tuple(
         DeploymentCondition(str(c.get("type")), str(c.get("status")), str(c.get("reason", "")),
                             parse_time(c.get("lastTransitionTime")))
-        for c in status.get("conditions") or [] if isinstance(c, dict))
+        for c in _list(status.get("conditions")) if isinstance(c, dict))
     replicas = spec.get("replicas", 1)
     return ObservedDeployment(
         name=name,
@@ -142,7 +146,7 @@ def _default_route_weights(spec: JSON) -> dict[str, int] | None:
     if not (isinstance(routes, list) and routes and isinstance(routes[-1], dict)):
         return None
     weights: dict[str, int] = {}
-    for destination in routes[-1].get("route") or []:
+    for destination in _list(routes[-1].get("route")):
         target = destination.get("destination") if isinstance(destination, dict) else None
         subset = target.get("subset") if isinstance(target, dict) else None
         if isinstance(subset, str):

@@ -20,8 +20,6 @@ JSON = dict[str, Any]
 class Parent:
     """The LLMDeployment as sent: identity, metadata, and the spec as written."""
 
-    api_version: str
-    kind: str
     name: str
     namespace: str
     uid: str
@@ -60,12 +58,10 @@ def parse_request(payload: Any) -> SyncRequest:
     controller = _optional_object(body.get("controller"), "controller")
     controller_spec = _optional_object(controller.get("spec"), "controller.spec")
     parent = _object(body.get("parent"), "parent")
-    api_version, kind, meta = _identity(parent, "parent")
-    status = _optional_object(parent.get("status"), "parent.status")
+    _, _, meta = _identity(parent, "parent")
+    status = parent.get("status")  # ours, but anyone with access to the subresource can write it
     return SyncRequest(
         parent=Parent(
-            api_version=api_version,
-            kind=kind,
             name=meta["name"],
             namespace=_string(meta.get("namespace", ""), "parent.metadata.namespace"),
             uid=_string(meta.get("uid", ""), "parent.metadata.uid"),
@@ -74,9 +70,9 @@ def parse_request(payload: Any) -> SyncRequest:
             annotations=_string_map(meta.get("annotations"), "parent.metadata.annotations"),
             spec=parent.get("spec"),
         ),
-        previous=_previous(status),
+        previous=_previous(status if isinstance(status, dict) else {}),
         observed=read_observed(_children(body.get("children"))),
-        generate_selector=controller_spec.get("generateSelector") is True,
+        generate_selector=_boolean(controller_spec.get("generateSelector", False), "controller.spec.generateSelector"),
         finalizing=_boolean(body.get("finalizing", False), "finalizing"),
     )
 
@@ -97,9 +93,12 @@ def _previous(status: JSON) -> PreviousStatus:
 
 
 def _children(groups: Any) -> list[tuple[str, str, str, JSON]]:
+    """Every observed child. Metacontroller always sends the map with a group per child rule
+    (empty or not); anything else cannot tell "no children" from "children not sent", and
+    answering it could delete serving children, so it is a bad request."""
     found = []
-    for key, group in _optional_object(groups, "children").items():
-        for inner, child in _optional_object(group, f"children.{key}").items():
+    for key, group in _object(groups, "children").items():
+        for inner, child in _object(group, f"children.{key}").items():
             where = f"children.{key}.{inner}"
             api_version, kind, meta = _identity(_object(child, where), where)
             found.append((api_version, kind, meta["name"], child))

@@ -1,9 +1,10 @@
 """The desired state of one LLMDeployment: validate, decide, render.
 
-`desire(inputs, templates)` is pure, and `DesiredInputs` holds everything it reads and
-nothing else (the parent's identity and metadata, its spec as written, what the observed
-Deployments can serve, the hook's child settings), so a cache that keys on the inputs'
-digest (see `hooks.web.cache`) can never serve a stale answer. Called by `sync`.
+`desire(inputs, templates)` is pure. `DesiredInputs` holds everything it reads besides the
+template set, and nothing else: the parent's identity and metadata, its spec as written, what
+the observed Deployments can serve, the hook's child settings. A cache that keys on the
+template set's serial and the inputs' digest (see `hooks.web.cache`) therefore never serves
+a stale answer. `sync` calls it through the `desire` function it is given.
 """
 
 from __future__ import annotations

@@ -67,13 +67,17 @@ _vllm = _arguments(Flags("--model", "--served-model-name", "--tensor-parallel-si
                          "--max-model-len", {"int8": "compressed-tensors"}))
 _tgi = _arguments(Flags("--model-id", "--served-model-name", "--num-shard", "--quantize", "--max-total-tokens",
                         {"int8": "bitsandbytes"}, ("--hostname=0.0.0.0",)))
+# SGLang serves /metrics only when asked to (vLLM and TGI always do).
 _sglang = _arguments(Flags("--model-path", "--served-model-name", "--tp-size", "--quantization",
-                           "--context-length", {"int8": "w8a8_int8"}, ("--host=0.0.0.0",)))
+                           "--context-length", {"int8": "w8a8_int8"}, ("--host=0.0.0.0", "--enable-metrics")))
+TRITON_METRICS_PORT = 8002
 
 
 def _triton(a: EngineArgs) -> list[str]:
     # Triton serves a model repository; parallelism and quantization live in its config.pbtxt.
-    return [f"--model-repository={a.model}", f"--http-port={a.port}"]
+    # Its metrics are on by default on their own port; say so, so that no image default moves them.
+    return [f"--model-repository={a.model}", f"--http-port={a.port}", "--allow-metrics=true",
+            f"--metrics-port={TRITON_METRICS_PORT}"]
 
 
 PROFILES: dict[EngineType, EngineProfile] = {
@@ -82,7 +86,7 @@ PROFILES: dict[EngineType, EngineProfile] = {
     "sglang": EngineProfile(("python3", "-m", "sglang.launch_server"), "/health", "/metrics",
                             "sglang:num_queue_reqs", _sglang),
     "triton": EngineProfile(("tritonserver",), "/v2/health/ready", "/metrics",
-                            "nv_inference_pending_request_count", _triton, metrics_port=8002),
+                            "nv_inference_pending_request_count", _triton, metrics_port=TRITON_METRICS_PORT),
 }
 
 GPU_UTILIZATION_METRIC = "DCGM_FI_DEV_GPU_UTIL"

@@ -1,20 +1,14 @@
-"""Loading a template set and trying it before it serves: render resources that use every
-child template and every optional branch, so that a template that refers to something
-missing fails at start-up (or on reload) rather than on the first sync. Called by the web
-layer and the CLI.
+"""Trying a template set before it serves: resources that use every child template and
+every optional branch, through the same `desire` step as every sync, so that a template that
+refers to something missing fails at start-up (or on reload) rather than on the first sync.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
-from hooks.api.validation import validate_resource
-from hooks.core.children import CHILD_TEMPLATES, render_children
-from hooks.core.naming import Names
-from hooks.core.tracks import track_specs
-from hooks.core.traffic import Availability, split_in_force
-from hooks.core.view import build_view
+from hooks.core.desired import DesiredInputs, desire
+from hooks.core.traffic import Availability
 from hooks.rendering.templateset import TemplateSet
 from hooks.settings import ChildSettings
 
@@ -35,14 +29,13 @@ EVERY_BRANCH: dict[str, Any] = {
 SECOND_CANARY: dict[str, Any] = {"model": {"uri": "oci://registry/models/llama:1"}}
 
 
-def load_templates(folder: Path | None, settings: ChildSettings) -> TemplateSet:
-    """The shipped templates with `folder` on top, loaded and rendered end to end;
-    TemplateError if the set is broken."""
-    templates = TemplateSet.load(CHILD_TEMPLATES, folder)
-    names = Names(parent="selfcheck", namespace="default", controller_uid="00000000-0000-0000-0000-000000000000")
-    availability = Availability(stable=1, canary=1)
+def exercise(templates: TemplateSet, settings: ChildSettings) -> None:
+    """Render the built-in resources with `templates`; TemplateError on the first failure."""
     for canary in (EVERY_BRANCH["canary"], SECOND_CANARY):
-        spec = validate_resource(names.parent, {**EVERY_BRANCH, "canary": canary})
-        view = build_view(spec, track_specs(spec), split_in_force(spec, availability), True, names, {}, {}, settings)
-        render_children(view, templates)
-    return templates
+        inputs = DesiredInputs(name="selfcheck", namespace="default",
+                               controller_uid="00000000-0000-0000-0000-000000000000", labels={}, annotations={},
+                               spec={**EVERY_BRANCH, "canary": canary}, availability=Availability(1, 1),
+                               settings=settings)
+        desired = desire(inputs, templates)
+        if desired.outcome != "ok":
+            raise RuntimeError(f"the built-in check resource is invalid: {desired.spec_errors}")

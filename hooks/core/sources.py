@@ -15,7 +15,6 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
-from urllib.parse import urlsplit
 
 MODEL_CACHE_PATH = "/model-cache"
 DOWNLOADS_PATH = f"{MODEL_CACHE_PATH}/models"
@@ -102,5 +101,7 @@ def _downloaded(scheme: str, uri: str, revision: str | None, images: Mapping[str
 
 
 def _file_name(url: str) -> str:
-    name = urlsplit(url).path.rsplit("/", 1)[-1]
+    """The last path segment of an https:// URL (without query or fragment), or "model"."""
+    path = url.removeprefix("https://").partition("#")[0].partition("?")[0]
+    name = path.rsplit("/", 1)[-1] if "/" in path else ""
     return name if name and name not in (".", "..") else "model"

@@ -1,3 +1,3 @@
-"""The edge: what the world says, gathered before a sync runs (asynchronously, with
-timeouts) and handed to the pure core as `Facts`. The only place that may talk to another
-service."""
+"""The edge: where llmdeploy meets the world outside its pure core. The facts of a sync (the
+clock today) are gathered here before it runs, and template folders are read from disk here.
+The only place that may talk to another service."""

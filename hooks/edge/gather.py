@@ -1,6 +1,6 @@
-"""Gathering the facts of one sync. Today the clock; Prometheus measurements and registry
-resolutions join here, each bounded in time, so that a slow service delays no answer past
-Metacontroller's timeout.
+"""Gathering the facts of one sync. Today that is the clock. Facts from other services
+(Prometheus measurements, registry resolutions) join here, each bounded in time, so that a
+slow service never delays an answer past Metacontroller's timeout.
 """
 
 from __future__ import annotations

@@ -1,23 +1,55 @@
-"""The Jinja environment templates run in: sandboxed, strict, and YAML-safe.
+"""The Jinja environment templates run in: data access only, strict, and YAML-safe.
 
-Templates are data from platform teams. A name resolves in the override folder first, then
-in the shipped one; `llmdeploy/<name>` always means the shipped template, so that an
-override can `{% extends "llmdeploy/deployment.yaml" %}` and fill in only the blocks it
-changes. Undefined names are errors, and every `{{ expression }}` is finalised by
-`yaml_scalar`, so no value can inject YAML structure.
+Templates are data from platform teams. They see plain data (see `hooks.core.view`) and may
+only read it: a dataclass's fields, a mapping's items, and a few string methods that neither
+parse, copy nor construct. No Python internal, no other method, no shared object is
+reachable; `dict` and `namespace` are plain functions, not types. Undefined names are errors,
+every `{{ expression }}` is finalised by `yaml_scalar` (so no value can inject YAML
+structure), and `{% filter %}` blocks, whose output would skip that quoting, are refused.
+
+Budgets (time, memory) are not enforced here: rendering runs in a worker process with
+operating-system limits (see `hooks.workers`). The operators that build large values
+cheaply are bounded here too, so that such a template fails with a clear message.
+
+A name resolves in the override folder first, then in the shipped one; `llmdeploy/<name>`
+always means the shipped template, so that an override can `{% extends
+"llmdeploy/deployment.yaml" %}` and fill in only the blocks it changes.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import operator
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 import jinja2
-from jinja2.sandbox import ImmutableSandboxedEnvironment
+from jinja2 import nodes
+from jinja2.environment import TemplateModule
+from jinja2.runtime import LoopContext
+from jinja2.exceptions import SecurityError
+from jinja2.sandbox import ImmutableSandboxedEnvironment, safe_range
+from jinja2.utils import Namespace
 
 from hooks.rendering.scalars import yaml_scalar
 
 SHIPPED_PREFIX = "llmdeploy"
+MAX_VALUE_SIZE = 1 << 20  # items or characters one operator may build
+MAX_EXPONENT = 64
+
+# Methods a template may call: they read, and build nothing larger than their input.
+MAPPING_METHODS = frozenset({"items", "keys", "values", "get"})
+STRING_METHODS = frozenset({
+    "lower", "upper", "title", "capitalize", "strip", "lstrip", "rstrip", "startswith", "endswith",
+    "split", "rsplit", "splitlines", "partition", "rpartition", "removeprefix", "removesuffix", "count",
+    "find", "rfind", "isdigit", "isalnum", "isalpha", "isascii", "islower", "isupper", "isspace",
+})
+LOOP_ATTRIBUTES = frozenset({"index", "index0", "revindex", "revindex0", "first", "last", "length", "depth",
+                             "depth0", "previtem", "nextitem", "cycle", "changed"})
+# Filters that make HTML, print Python representations, or are not deterministic.
+REMOVED_FILTERS = ("safe", "escape", "e", "forceescape", "urlize", "xmlattr", "pprint", "random", "format")
+INTERCEPTED_OPERATORS = frozenset({"*", "**", "%"})
 
 
 def _finalize(value: Any) -> str:
@@ -26,9 +58,70 @@ def _finalize(value: Any) -> str:
     return yaml_scalar(value)
 
 
+def build_dict(*args: Any, **kwargs: Any) -> dict[Any, Any]:
+    """`dict(...)` for templates: a new mapping, without the type's other methods."""
+    return dict(*args, **kwargs)
+
+
+def build_namespace(**kwargs: Any) -> Namespace:
+    """`namespace(...)` for templates: a holder `{% set ns.x = ... %}` can write to."""
+    return Namespace(**kwargs)
+
+
+class DataOnlySandbox(ImmutableSandboxedEnvironment):
+    """The sandbox with an allow-list: data access only."""
+
+    intercepted_binops = INTERCEPTED_OPERATORS
+
+    def is_safe_attribute(self, obj: Any, attr: str, value: Any) -> bool:
+        if attr.startswith("_"):
+            return False
+        if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+            return attr in {f.name for f in dataclasses.fields(obj)}
+        if isinstance(obj, Mapping):
+            return attr in MAPPING_METHODS
+        if isinstance(obj, str):
+            return attr in STRING_METHODS
+        if isinstance(obj, LoopContext):
+            return attr in LOOP_ATTRIBUTES
+        if isinstance(obj, Namespace):
+            return True  # its attributes are what the template itself set
+        if isinstance(obj, TemplateModule):
+            return attr in vars(obj)  # the macros and variables an imported template exports
+        return False
+
+    def wrap_str_format(self, value: Any) -> None:
+        """Jinja hands out a wrapped `str.format` before asking `is_safe_attribute`; here
+        `format` is simply not allowed (its replacement fields walk attributes)."""
+        return None
+
+    def call_binop(self, context: jinja2.runtime.Context, op: str, left: Any, right: Any) -> Any:
+        if op == "%" and isinstance(left, str):
+            raise SecurityError("%-formatting of strings is not allowed: join values with ~")
+        if op == "**" and isinstance(right, int) and abs(right) > MAX_EXPONENT:
+            raise SecurityError(f"exponents above {MAX_EXPONENT} are not allowed")
+        if op == "*":
+            sizes = [len(v) for v in (left, right) if isinstance(v, (str, list, tuple))]
+            counts = [v for v in (left, right) if isinstance(v, int) and not isinstance(v, bool)]
+            if sizes and counts and sizes[0] * max(counts[0], 0) > MAX_VALUE_SIZE:
+                raise SecurityError(f"this would build more than {MAX_VALUE_SIZE} items")
+        return _OPERATORS[op](left, right)
+
+    def _parse(self, source: str, name: str | None, filename: str | None) -> nodes.Template:
+        tree = super()._parse(source, name, filename)
+        for block in tree.find_all(nodes.FilterBlock):
+            raise jinja2.TemplateSyntaxError(
+                "{% filter %} blocks are not allowed: their output would skip the YAML quoting of "
+                "values; apply the filter to the expression instead", block.lineno, name, filename)
+        return tree
+
+
+_OPERATORS: dict[str, Callable[[Any, Any], Any]] = {"*": operator.mul, "**": operator.pow, "%": operator.mod}
+
+
 def create_environment(shipped: Path, overrides: Path | None) -> jinja2.Environment:
     folders = [str(overrides), str(shipped)] if overrides else [str(shipped)]
-    return ImmutableSandboxedEnvironment(
+    env = DataOnlySandbox(
         loader=jinja2.ChoiceLoader([
             jinja2.PrefixLoader({SHIPPED_PREFIX: jinja2.FileSystemLoader(str(shipped))}),
             jinja2.FileSystemLoader(folders),
@@ -39,3 +132,7 @@ def create_environment(shipped: Path, overrides: Path | None) -> jinja2.Environm
         keep_trailing_newline=True,
         auto_reload=False,
     )
+    env.globals = {"range": safe_range, "dict": build_dict, "namespace": build_namespace}
+    for name in REMOVED_FILTERS:
+        env.filters.pop(name, None)
+    return env

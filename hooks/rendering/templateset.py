@@ -70,6 +70,7 @@ class TemplateSet:
         for name in [*required, *extras]:
             try:
                 templates[name] = env.get_template(name)
+                _check_blocks(env, name)
             except jinja2.TemplateNotFound as e:
                 raise TemplateError("template is missing", name) from e
             except jinja2.TemplateSyntaxError as e:
@@ -91,6 +92,37 @@ class TemplateSet:
             where = f" (line {mark.line + 1} of the rendered output)" if mark else ""
             raise TemplateError(f"renders invalid YAML{where}: {getattr(e, 'problem', e)}", name) from e
         return [_checked_object(doc, name, namespace) for doc in documents]
+
+
+def _check_blocks(env: jinja2.Environment, name: str) -> None:
+    """A template that extends another may only fill blocks the other has: Jinja silently
+    drops any other block, and with it whatever the override meant to add."""
+    tree, parent = _parsed(env, name)
+    if parent is None:
+        return
+    available = _blocks(env, parent)
+    for block in tree.find_all(jinja2.nodes.Block):
+        if block.name not in available:
+            raise TemplateError(
+                f"block {block.name!r} is not in {parent}, so it would never render; its blocks are "
+                f"{', '.join(sorted(available)) or 'none'} (docs/templates.md lists them)", name, block.lineno)
+
+
+def _blocks(env: jinja2.Environment, name: str) -> set[str]:
+    """Every block template `name` and the templates it extends define."""
+    tree, parent = _parsed(env, name)
+    own = {block.name for block in tree.find_all(jinja2.nodes.Block)}
+    return own | (_blocks(env, parent) if parent else set())
+
+
+def _parsed(env: jinja2.Environment, name: str) -> tuple[jinja2.nodes.Template, str | None]:
+    """The template's syntax tree, and the name of the template it extends (when constant)."""
+    assert env.loader is not None
+    source, filename, _ = env.loader.get_source(env, name)
+    tree = env.parse(source, name, filename)
+    extends = next(tree.find_all(jinja2.nodes.Extends), None)
+    parent = extends.template.value if extends and isinstance(extends.template, jinja2.nodes.Const) else None
+    return tree, parent if isinstance(parent, str) else None
 
 
 def _checked_object(doc: Any, template: str, namespace: str) -> JSON:

@@ -17,7 +17,7 @@ from typing import Any
 import yaml
 
 from hooks.api.crd import generate_crd
-from hooks.core.exercise import load_templates
+from hooks.edge.templates import load_templates
 from hooks.errors import LLMDeployError
 from hooks.settings import Settings
 from hooks.tools.render import render

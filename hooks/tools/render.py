@@ -13,7 +13,7 @@ import yaml
 
 from hooks.contract.request import parse_request
 from hooks.core.desired import desire
-from hooks.core.exercise import load_templates
+from hooks.edge.templates import load_templates
 from hooks.core.facts import Facts
 from hooks.core.sync import sync
 from hooks.errors import RequestError

@@ -23,7 +23,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import Response
 
 from hooks.canonical import dumps
-from hooks.core.exercise import load_templates
+from hooks.edge.templates import load_templates
 from hooks.edge.gather import FactGatherer
 from hooks.errors import TemplateError
 from hooks.rendering.templateset import TemplateSet
@@ -118,7 +118,11 @@ def create_app(settings: Settings, metrics: Metrics | None = None, facts: FactGa
         decoded = await anyio.to_thread.run_sync(hook.decode, body, limiter=cpu)
         if isinstance(decoded, Answer):
             return decoded
-        gathered = await facts.gather(decoded)
+        try:
+            gathered = await facts.gather(decoded)
+        except Exception as e:  # noqa: BLE001 - without its facts no answer is safe
+            log.exception("gathering the facts of a sync failed")
+            return error(500, "error", "InternalError", f"gathering facts: {type(e).__name__}: {e}")
         return await anyio.to_thread.run_sync(hook.answer, decoded, gathered, limiter=cpu)
 
     @app.post("/sync", summary="Metacontroller CompositeController sync hook", openapi_extra={

@@ -88,6 +88,9 @@ class Hook:
             return error(e.status_code, "bad_request", type(e).__name__, str(e))
         except ValueError as e:
             return error(400, "bad_request", "InvalidJSON", f"the request body is not valid JSON: {e}")
+        except Exception as e:  # noqa: BLE001 - a bug must become a 500, never a smaller answer
+            log.exception("decoding the request failed")
+            return error(500, "error", "InternalError", f"{type(e).__name__}: {e}")
 
     def answer(self, request: SyncRequest, facts: Facts) -> Answer:
         """Sync and encode."""

@@ -13,7 +13,7 @@ import logging
 from collections.abc import Callable
 from pathlib import Path
 
-from hooks.core.exercise import load_templates
+from hooks.edge.templates import load_templates
 from hooks.errors import TemplateError
 from hooks.rendering.templateset import TEMPLATE_SUFFIX, TemplateSet
 from hooks.settings import ChildSettings, TemplateSettings

@@ -38,6 +38,7 @@ def test_every_partial_model_is_an_override() -> None:
 def test_an_override_has_every_field_of_its_model_all_optional(override: type[Override]) -> None:
     full: type[SpecModel] = override.overrides
     assert list(override.model_fields) == list(full.model_fields)
+    assert override.cel_rules == full.cel_rules, "a rule of the full model must hold for the override too"
     for name, field in override.model_fields.items():
         original: FieldInfo = full.model_fields[name]
         assert not field.is_required() and field.default is None, name

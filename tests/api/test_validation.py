@@ -52,6 +52,8 @@ def test_null_disruption_budget_means_none() -> None:
      "spec.engine.tensorParallelSize: must not exceed resources.gpu.count"),
     ({"model": MODEL, "canary": {"engine": {"tensorParallelSize": 4}, "resources": {"gpu": {"count": 2}}}},
      "spec.canary: the canary's tensorParallelSize must not exceed its GPU count"),
+    ({"model": MODEL, "resources": {"gpu": {"count": 0}}, "engine": {"tensorParallelSize": 4}},
+     "spec.engine.tensorParallelSize: must not exceed resources.gpu.count (1 on CPU)"),
     ({"model": MODEL, "autoscaling": {"metrics": [{"type": "cpu", "target": 0}]}},
      "spec.autoscaling.metrics[0].target: must be greater than 0"),
     ({"model": MODEL, "autoscaling": {"metrics": [{"type": "pods", "target": 3}]}},

@@ -23,6 +23,12 @@ def test_parent_and_controller_are_read() -> None:
     assert request.generate_selector and not request.finalizing
 
 
+def test_a_status_that_is_not_an_object_is_ignored() -> None:
+    raw = mc.request(mc.parent({}))
+    raw["parent"]["status"] = ["written", "by", "someone", "else"]
+    assert parse_request(raw).previous.conditions == {}
+
+
 def test_previous_status_keeps_what_is_reused_and_skips_the_malformed() -> None:
     status = {"conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": "2026-08-01T00:00:00Z"},
                              "junk", {"status": "True"}, {"type": "X", "status": "False", "lastTransitionTime": 5}],
@@ -41,8 +47,11 @@ def test_previous_status_keeps_what_is_reused_and_skips_the_malformed() -> None:
     (lambda r: r["parent"]["metadata"].update(generation=-1), "parent.metadata.generation"),
     (lambda r: r["parent"]["metadata"].update(generation=True), "parent.metadata.generation"),
     (lambda r: r["parent"]["metadata"].update(labels={"a": 1}), "parent.metadata.labels"),
-    (lambda r: r["parent"].update(status=[]), "parent.status"),
     (lambda r: r.update(children=[]), "children"),
+    (lambda r: r.pop("children"), "children: must be an object"),
+    (lambda r: r.update(children=None), "children: must be an object"),
+    (lambda r: r["children"].update({"Deployment.apps/v1": None}), "children.Deployment.apps/v1: must be an object"),
+    (lambda r: r["controller"]["spec"].update(generateSelector="true"), "controller.spec.generateSelector"),
     (lambda r: r.update(children={"Deployment.apps/v1": {"x": {"kind": "Deployment"}}}),
      "children.Deployment.apps/v1.x.metadata"),
     (lambda r: r.update(finalizing="yes"), "finalizing"),

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from hooks.core.children import CHILD_TEMPLATES
-from hooks.core.exercise import load_templates
+from hooks.edge.templates import load_templates
 from hooks.errors import TemplateError
 from hooks.rendering.templateset import TemplateSet, shipped_templates_dir
 from hooks.settings import ChildSettings
@@ -81,3 +81,16 @@ def test_a_child_rendered_twice_is_an_error(tmp_path: Path) -> None:
     (folder / "pdb.yaml").write_text((folder / "service.yaml").read_text())
     with pytest.raises(TemplateError, match="Service selfcheck is rendered twice"):
         load_templates(folder, ChildSettings())
+
+
+def test_a_block_the_extended_template_lacks_is_an_error(tmp_path: Path) -> None:
+    folder = tmp_path / "templates"
+    folder.mkdir()
+    (folder / "service.yaml").write_text(
+        '{% extends "llmdeploy/service.yaml" %}\n\n{% block labels %}{{ dict(view.labels, team="a") }}{% endblock %}\n')
+    with pytest.raises(TemplateError, match=r"service.yaml:3: block 'labels' is not in llmdeploy/service.yaml.*metadata"):
+        load_templates(folder, ChildSettings())
+    (folder / "service.yaml").write_text('{% extends "llmdeploy/service.yaml" %}{% block metadata %}'
+                                         '{% with name=view.service.name, labels=dict(view.labels, team="a") %}'
+                                         '{% include "_metadata.yaml" %}{% endwith %}{% endblock %}')
+    assert load_templates(folder, ChildSettings())

@@ -11,6 +11,7 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
+import hooks.web.hook
 from hooks.web.app import create_app
 from hooks.contract.lastapplied import LAST_APPLIED_ANNOTATION
 from hooks.rendering.templateset import shipped_templates_dir
@@ -137,3 +138,32 @@ def test_template_failure_during_sync_is_a_500_not_fewer_children(settings: Sett
     response = call(app, "POST", "/sync", mc.request(mc.parent(SPEC, name="boom")))
     assert response.status_code == 500
     assert response.json()["error"] == "TemplateError" and "service.yaml" in response.json()["message"]
+
+
+def test_a_failure_before_the_sync_is_a_json_500_that_is_logged_and_counted(monkeypatch: pytest.MonkeyPatch) -> None:
+    from hooks.edge.gather import FactGatherer
+
+    class Broken(FactGatherer):
+        async def gather(self, request: Any) -> Any:
+            raise RuntimeError("clock fell off the wall")
+
+    app = create_app(Settings(), facts=Broken())
+    response = call(app, "POST", "/sync", mc.request(mc.parent(SPEC)))
+    assert response.status_code == 500 and response.json()["error"] == "InternalError"
+    assert "clock fell off the wall" in response.json()["message"] and response.headers["x-request-id"]
+    def explode(payload: Any) -> Any:
+        raise KeyError("a bug in parsing")
+
+    monkeypatch.setattr(hooks.web.hook, "parse_request", explode)
+    response = call(create_app(Settings()), "POST", "/sync", mc.request(mc.parent(SPEC)))
+    assert response.status_code == 500 and response.json()["error"] == "InternalError"
+    metrics = call(app, "GET", "/metrics").text
+    assert 'llmdeploy_hook_requests_total{hook="sync",outcome="error"} 1.0' in metrics
+
+
+def test_malformed_child_status_fields_are_not_errors(client: httpx.Client) -> None:
+    child = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "llama3-stable", "namespace": "ml"},
+             "status": {"conditions": 5, "availableReplicas": "x"}}
+    route = {"apiVersion": "networking.istio.io/v1", "kind": "VirtualService", "metadata": {"name": "llama3"},
+             "spec": {"http": [{"route": 5}]}}
+    assert post(client, mc.request(mc.parent(SPEC), [child, route])).status_code == 200

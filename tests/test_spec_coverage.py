@@ -1,0 +1,197 @@
+"""Every spec field reaches the answer. Adding a field touches the model, the view and a
+template; this test fails when a field of any spec model has no entry below ("which field
+did you add?"), and when setting a field changes nothing the hook answers ("the view or
+the template forgot it")."""
+
+from __future__ import annotations
+
+import copy
+import re
+import types
+import typing
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+
+from hooks.api.spec import LLMDeploymentSpec
+from hooks.errors import UnsafeToAnswer
+from hooks.rendering.templateset import TemplateSet
+from tests import metacontroller as mc
+from tests.syncing import encoded, run_sync
+
+BASE: dict[str, Any] = {
+    "model": {"uri": "s3://models/llama", "revision": "1", "servedName": "llama", "quantization": "awq",
+              "credentialsSecret": "creds", "cache": {"size": "50Gi"}},
+    "engine": {"type": "vllm", "image": "registry.example.com/vllm:1", "args": ["--x"],
+               "env": [{"name": "A", "value": "1"}, {"name": "B", "valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}}}],
+               "maxModelLen": 4096, "tensorParallelSize": 2, "port": 8000},
+    "resources": {"gpu": {"count": 2, "resourceName": "nvidia.com/gpu", "product": "H100"}, "cpu": "4", "memory": "32Gi"},
+    "replicas": 2,
+    "autoscaling": {"minReplicas": 1, "maxReplicas": 4, "scaleDownStabilizationSeconds": 600, "metrics": [
+        {"type": "queue-length", "target": 5},
+        {"type": "external", "name": "q", "target": 100, "selector": {"matchLabels": {"q": "a"}}}]},
+    "canary": {"weight": 10, "replicas": 1,
+               "model": {"uri": "s3://models/llama2", "revision": "2", "servedName": "llama-c", "quantization": "gptq",
+                         "credentialsSecret": "creds-c", "cache": {"size": "60Gi"}},
+               "engine": {"type": "vllm", "image": "registry.example.com/vllm:2", "args": ["--y"],
+                          "env": [{"name": "C", "value": "3"}], "maxModelLen": 2048, "tensorParallelSize": 1,
+                          "port": 8000},
+               "resources": {"gpu": {"count": 2, "resourceName": "nvidia.com/gpu", "product": "L40S"}, "cpu": "2",
+                             "memory": "16Gi"},
+               "match": [{"headers": {"x-canary": {"exact": "1"}}, "uri": {"prefix": "/v1"},
+                          "queryParams": {"c": {"regex": "y.*"}}, "method": {"exact": "POST"}}],
+               "mirror": True, "mirrorPercent": 20},
+    "traffic": {"istio": True, "hosts": ["h.example.com"], "gateways": ["istio-system/gw"], "timeoutSeconds": 600,
+                "retries": {"attempts": 2, "perTryTimeoutSeconds": 300, "retryOn": "5xx"}, "loadBalancer": "LEAST_REQUEST"},
+    "pod": {"nodeSelector": {"pool": "gpu"}, "affinity": {"nodeAffinity": {}}, "labels": {"team": "a"},
+            "annotations": {"note": "a"}, "serviceAccountName": "sa", "priorityClassName": "high",
+            "imagePullSecrets": [{"name": "pull"}],
+            "tolerations": [{"key": "spot", "operator": "Equal", "value": "yes", "effect": "NoExecute",
+                             "tolerationSeconds": 60}]},
+    "startupTimeoutSeconds": 1800,
+    "rollout": {"maxSurge": 1, "maxUnavailable": 0},
+    "disruptionBudget": {"maxUnavailable": 1},
+    "paused": False,
+}
+
+# One change per field of every spec model, as (path, new value); None removes the field. A
+# "path & path" entry changes several fields at once (the value is then a tuple).
+EFFECTS: list[tuple[str, Any]] = [
+    ("model.uri", "s3://models/other"), ("model.revision", "9"), ("model.servedName", "other"),
+    ("model.quantization", "fp8"), ("model.credentialsSecret", "other"), ("model.cache.size", "70Gi"),
+    ("model.cache", {"claimName": "models"}),
+    ("engine.type", "tgi"), ("engine.image", "registry.example.com/vllm:3"), ("engine.args", ["--z"]),
+    ("engine.env[0].name", "Z"), ("engine.env[0].value", "9"),
+    ("engine.env[1].valueFrom", {"secretKeyRef": {"name": "s", "key": "other"}}),
+    ("engine.maxModelLen", 8192), ("engine.tensorParallelSize", 1), ("engine.port", 9000),
+    ("resources.gpu.count", 4), ("resources.gpu.resourceName", "amd.com/gpu"), ("resources.gpu.product", "A100"),
+    ("resources.cpu", "8"), ("resources.memory", "64Gi"),
+    ("autoscaling", None), ("autoscaling & replicas", (None, 3)),
+    ("autoscaling.minReplicas", 2), ("autoscaling.maxReplicas", 5), ("autoscaling.scaleDownStabilizationSeconds", 60),
+    ("autoscaling.metrics[0].type", "gpu-utilization"), ("autoscaling.metrics[0].target", 6),
+    ("autoscaling.metrics[1].name", "r"), ("autoscaling.metrics[1].selector", {"matchLabels": {"q": "b"}}),
+    ("canary.weight", 20), ("canary.replicas", 2),
+    ("canary.model.uri", "s3://models/other"), ("canary.model.revision", "9"), ("canary.model.servedName", "other"),
+    ("canary.model.quantization", "fp8"), ("canary.model.credentialsSecret", "other"),
+    ("canary.model.cache", {"claimName": "models"}),
+    ("canary.engine.type", "sglang"), ("canary.engine.image", "registry.example.com/vllm:3"),
+    ("canary.engine.args", ["--z"]), ("canary.engine.env[0].name", "Z"), ("canary.engine.env[0].value", "9"),
+    ("canary.engine.env[0]", {"name": "C", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}),
+    ("canary.engine.maxModelLen", 1024), ("canary.engine.tensorParallelSize", 2), ("canary.engine.port", 9000),
+    ("canary.resources.gpu.count", 0), ("canary.resources.gpu.resourceName", "amd.com/gpu"),
+    ("canary.resources.gpu.product", "A100"), ("canary.resources.cpu", "1"), ("canary.resources.memory", "8Gi"),
+    ("canary.match[0].headers.x-canary", {"prefix": "1"}), ("canary.match[0].headers.x-canary", {"regex": "1+"}),
+    ("canary.match[0].uri", {"exact": "/v2"}), ("canary.match[0].method", {"prefix": "P"}),
+    ("canary.match[0].queryParams.c", {"exact": "y"}),
+    ("canary.mirror", False), ("canary.mirrorPercent", 30),
+    ("traffic.istio", False), ("traffic.hosts", ["i.example.com"]), ("traffic.gateways", ["istio-system/other"]),
+    ("traffic.timeoutSeconds", 300), ("traffic.retries.attempts", 3), ("traffic.retries.perTryTimeoutSeconds", 30),
+    ("traffic.retries.retryOn", "reset"), ("traffic.loadBalancer", "ROUND_ROBIN"),
+    ("pod.nodeSelector", {"pool": "b"}), ("pod.affinity", {"podAntiAffinity": {}}), ("pod.labels", {"team": "b"}),
+    ("pod.annotations", {"note": "b"}), ("pod.serviceAccountName", "other"), ("pod.priorityClassName", "low"),
+    ("pod.imagePullSecrets[0].name", "other"), ("pod.tolerations[0].key", "other"),
+    ("pod.tolerations[0]", {"key": "spot", "operator": "Exists"}), ("pod.tolerations[0].value", "no"),
+    ("pod.tolerations[0].effect", "NoSchedule"), ("pod.tolerations[0].tolerationSeconds", 30),
+    ("startupTimeoutSeconds", 600), ("rollout.maxSurge", 2), ("rollout.maxUnavailable", 1),
+    ("disruptionBudget.maxUnavailable", "50%"), ("paused", True),
+]
+SEGMENT = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
+
+
+def segments(path: str) -> list[str | int]:
+    return [int(index) if index else name for name, index in SEGMENT.findall(path)]
+
+
+def changes(path: str, value: Any) -> list[tuple[str, Any]]:
+    paths = path.split(" & ")
+    return list(zip(paths, value)) if len(paths) > 1 else [(path, value)]
+
+
+def changed(path: str, value: Any) -> dict[str, Any]:
+    spec = copy.deepcopy(BASE)
+    for one, new in changes(path, value):
+        *parents, last = segments(one)
+        target: Any = spec
+        for key in parents:
+            target = target[key]
+        if new is None:
+            del target[last]
+        else:
+            target[last] = new
+    return spec
+
+
+def model_of(annotation: Any) -> tuple[type[BaseModel], str] | None:
+    """The model inside an annotation, with one "[" or "{" for each list or map around it."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation, ""
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin in (typing.Union, types.UnionType, typing.Annotated):
+        return next((found for arg in args if (found := model_of(arg))), None)
+    if origin in (list, dict):
+        found = model_of(args[-1])
+        return (found[0], ("[" if origin is list else "{") + found[1]) if found else None
+    return None
+
+
+def fields() -> set[tuple[str, str]]:
+    """(model, field) for every field of every spec model."""
+    found: set[tuple[str, str]] = set()
+
+    def walk(model: type[BaseModel]) -> None:
+        for name, field in model.model_fields.items():
+            if (model.__name__, name) in found:
+                continue
+            found.add((model.__name__, name))
+            inner = model_of(field.annotation)
+            if inner:
+                walk(inner[0])
+
+    walk(LLMDeploymentSpec)
+    return found
+
+
+def covered(path: str, value: Any) -> set[tuple[str, str]]:
+    """The (model, field) pairs a change at `path` to `value` exercises."""
+    model: type[BaseModel] = LLMDeploymentSpec
+    out: set[tuple[str, str]] = set()
+    pending = segments(path)
+    while pending:
+        key = pending.pop(0)
+        name = next(n for n, f in model.model_fields.items() if (f.alias or n) == key)
+        out.add((model.__name__, name))
+        inner = model_of(model.model_fields[name].annotation)
+        if inner is None:
+            break
+        for _ in inner[1]:
+            if pending:
+                pending.pop(0)  # the index or map key
+        model = inner[0]
+    else:
+        if isinstance(value, dict):  # a whole object set: its own keys are exercised too
+            out |= {(model.__name__, n) for n, f in model.model_fields.items() if (f.alias or n) in value}
+    return out
+
+
+def answer(spec: dict[str, Any], templates: TemplateSet) -> bytes:
+    canary = {"apiVersion": "apps/v1", "kind": "Deployment",
+              "metadata": {"name": "llama3-canary", "namespace": "ml", "generation": 1},
+              "status": {"availableReplicas": 1, "observedGeneration": 1}}
+    try:
+        result = run_sync(mc.request(mc.parent(spec), [canary]), templates)
+    except UnsafeToAnswer:
+        return b"refused"  # paused: the canary Deployment here was never applied, so it cannot be kept
+    assert result.outcome == "ok", result.status.conditions[-1].message
+    return encoded(result)
+
+
+def test_every_field_of_every_spec_model_has_an_effect_listed() -> None:
+    listed = set().union(*(covered(one, new) for path, value in EFFECTS for one, new in changes(path, value)))
+    assert fields() - listed == set(), "add these fields to EFFECTS in tests/test_spec_coverage.py"
+
+
+@pytest.mark.parametrize(("path", "value"), EFFECTS, ids=[f"{p}={v}" for p, v in EFFECTS])
+def test_every_field_changes_the_answer(templates: TemplateSet, path: str, value: Any) -> None:
+    assert answer(changed(path, value), templates) != answer(BASE, templates), \
+        f"spec.{path} changes nothing: the view or a template does not use it"
