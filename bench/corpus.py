@@ -6,12 +6,11 @@ import copy
 from typing import Any
 
 from datetime import datetime, timezone
-from functools import partial
 
 from hooks.canonical import dumps
 from hooks.contract.lastapplied import LAST_APPLIED_ANNOTATION, go_json
 from hooks.contract.request import parse_request
-from hooks.core.desired import desire
+from hooks.core.desired import desire, desired_inputs
 from hooks.edge.templates import load_templates
 from hooks.core.facts import Facts
 from hooks.core.sync import sync
@@ -50,9 +49,9 @@ def request(spec: Any, name: str = "llama3", children: list[JSON] | None = None)
 def observed(spec: JSON, name: str = "llama3") -> list[JSON]:
     """The children of `spec` as the API server would hold them once rolled out."""
     settings = ChildSettings()
-    templates = load_templates(None, settings)
-    children = sync(parse_request(request(spec, name)), Facts(datetime.now(timezone.utc)), settings,
-                    partial(desire, templates=templates)).children
+    parsed = parse_request(request(spec, name))
+    desired = desire(desired_inputs(parsed, settings), load_templates(None, settings))
+    children = sync(parsed, Facts(datetime.now(timezone.utc)), desired).children
     live = []
     for child in children:
         obj = copy.deepcopy(child)

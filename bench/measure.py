@@ -19,12 +19,13 @@ import httpx
 
 from bench import corpus
 from hooks.canonical import dumps, loads
-from hooks.edge.templates import load_templates
+from hooks.edge.templates import read_sources
 from hooks.core.facts import Facts
 from hooks.settings import ServerSettings, Settings
 from hooks.web.cache import DesiredCache
-from hooks.web.hook import Answer, Hook as WebHook
+from hooks.web.hook import Hook as WebHook
 from hooks.web.metrics import Metrics
+from hooks.workers.renderer import LocalRenderer
 
 ROOT = Path(__file__).resolve().parent.parent
 Row = dict[str, Any]
@@ -55,9 +56,12 @@ class Hook:
     HTTP, with the desired-state cache, and the same without it (a cache that keeps nothing)."""
 
     def __init__(self) -> None:
-        templates = load_templates(None, Settings().children)
-        self.cached = WebHook(Settings(), templates, Metrics())
-        self.uncached = WebHook(Settings(server=ServerSettings(cache_size=0)), templates, Metrics())
+        renderer = LocalRenderer(Settings().children)
+        templates = renderer.load(read_sources(None))
+        self.cached = WebHook(Settings(), renderer, Metrics())
+        self.uncached = WebHook(Settings(server=ServerSettings(cache_size=0)), renderer, Metrics())
+        for hook in (self.cached, self.uncached):
+            hook.install(templates)
 
     @property
     def cache(self) -> DesiredCache:
@@ -65,9 +69,7 @@ class Hook:
 
     def answer(self, body: bytes, cache: bool = True) -> bytes:
         hook = self.cached if cache else self.uncached
-        decoded = hook.decode(body)
-        answer = decoded if isinstance(decoded, Answer) else hook.answer(decoded, Facts(datetime.now(timezone.utc)))
-        return answer.body
+        return hook.respond(body, Facts(datetime.now(timezone.utc))).body
 
 
 def in_process(iterations: int) -> list[Row]:

@@ -5,8 +5,9 @@
     ├── TemplateError    the platform team: a template fails to load or render; the hook refuses
     ├── ConfigError      the platform team: a setting is wrong; the hook does not start
     ├── RequestError     the caller (Metacontroller, a person with curl): answered with a 4xx
-    └── UnsafeToAnswer   nobody's mistake: any answer would change serving children, so the
-                         hook refuses (409) and Metacontroller retries without touching anything
+    ├── UnsafeToAnswer   nobody's mistake: any answer would change serving children, so the
+    │                    hook refuses (409) and Metacontroller retries without touching anything
+    └── Busy             nobody's mistake: the hook is at capacity; answered 429 with Retry-After
 """
 
 from __future__ import annotations
@@ -54,3 +55,7 @@ class UnsafeToAnswer(LLMDeployError):
     so the hook refuses and Metacontroller retries without touching anything."""
 
     status_code = 409
+
+
+class Busy(LLMDeployError):
+    """Every render worker stayed busy for as long as a sync may wait; retry shortly."""

@@ -23,6 +23,11 @@ DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024
 DEFAULT_MAX_IN_FLIGHT = 32
 DEFAULT_CACHE_SIZE = 16384  # resources remembered: a fleet this size resyncs without re-rendering
 DEFAULT_GRACEFUL_SHUTDOWN_SECONDS = 25.0  # under the pod's 30 s termination grace period
+# Rendering: two workers, so that one runaway template leaves one to the rest; 3 s each, so
+# that waiting for a worker and rendering stay inside Metacontroller's 10 s.
+DEFAULT_RENDER_WORKERS = 2
+DEFAULT_RENDER_TIMEOUT_SECONDS = 3.0
+DEFAULT_RENDER_MEMORY_MIB = 256
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 LOG_FORMATS = ("auto", "json", "text")
 
@@ -81,6 +86,15 @@ class ServerSettings:
 
 
 @dataclass(frozen=True)
+class RenderSettings:
+    """Render workers: processes, and each render's budget of time and memory."""
+
+    workers: int = DEFAULT_RENDER_WORKERS
+    timeout_seconds: float = DEFAULT_RENDER_TIMEOUT_SECONDS
+    memory_mib: int = DEFAULT_RENDER_MEMORY_MIB
+
+
+@dataclass(frozen=True)
 class LogSettings:
     level: str = "INFO"
     format: str = "auto"  # json, text, or auto: text in a terminal
@@ -99,6 +113,7 @@ class Settings:
     children: ChildSettings = field(default_factory=ChildSettings)
     templates: TemplateSettings = field(default_factory=TemplateSettings)
     server: ServerSettings = field(default_factory=ServerSettings)
+    render: RenderSettings = field(default_factory=RenderSettings)
     logging: LogSettings = field(default_factory=LogSettings)
 
     @classmethod
@@ -125,6 +140,11 @@ class Settings:
                 auth_token_file=_path(env, "LLMDEPLOY_AUTH_TOKEN_FILE"),
                 tls_cert_file=_path(env, "LLMDEPLOY_TLS_CERT_FILE"),
                 tls_key_file=_path(env, "LLMDEPLOY_TLS_KEY_FILE"),
+            ),
+            render=RenderSettings(
+                workers=_whole(env, "LLMDEPLOY_RENDER_WORKERS", DEFAULT_RENDER_WORKERS),
+                timeout_seconds=_positive(env, "LLMDEPLOY_RENDER_TIMEOUT_SECONDS", DEFAULT_RENDER_TIMEOUT_SECONDS),
+                memory_mib=_whole(env, "LLMDEPLOY_RENDER_MEMORY_MIB", DEFAULT_RENDER_MEMORY_MIB),
             ),
             logging=LogSettings(level=env.get("LLMDEPLOY_LOG_LEVEL") or "INFO",
                                 format=env.get("LLMDEPLOY_LOG_FORMAT") or "auto"),

@@ -15,10 +15,11 @@ from typing import Any
 
 from hooks.canonical import dumps
 from hooks.contract.observed import parse_time
-from hooks.edge.templates import load_templates
+from hooks.edge.templates import read_sources
 from hooks.core.facts import Facts
 from hooks.settings import Settings
-from hooks.web.hook import Answer, Hook
+from hooks.web.hook import Hook
+from hooks.workers.renderer import LocalRenderer
 from hooks.web.metrics import Metrics
 
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
@@ -27,7 +28,10 @@ EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 @lru_cache(maxsize=1)
 def _hook() -> Hook:
     settings = Settings()
-    return Hook(settings, load_templates(None, settings.children), Metrics())
+    renderer = LocalRenderer(settings.children)
+    hook = Hook(settings, renderer, Metrics())
+    hook.install(renderer.load(read_sources(None)))
+    return hook
 
 
 def newest_timestamp(request: dict[str, Any]) -> datetime:
@@ -50,7 +54,5 @@ def _timestamps(request: dict[str, Any]) -> Iterator[Any]:
 
 
 def answer(request: dict[str, Any]) -> tuple[int, bytes]:
-    hook = _hook()
-    decoded = hook.decode(dumps(request))
-    result = decoded if isinstance(decoded, Answer) else hook.answer(decoded, Facts(newest_timestamp(request)))
+    result = _hook().respond(dumps(request), Facts(newest_timestamp(request)))
     return result.status_code, result.body

@@ -5,16 +5,20 @@ from __future__ import annotations
 
 import json
 from datetime import datetime, timezone
-from functools import partial
+from pathlib import Path
 from typing import Any
 
 from hooks.contract.request import parse_request
 from hooks.contract.response import encode_response
-from hooks.core.desired import desire
+from hooks.core.desired import desire, desired_inputs
 from hooks.core.facts import Facts
 from hooks.core.sync import SyncResult, sync
 from hooks.rendering.templateset import TemplateSet
-from hooks.settings import ChildSettings
+from hooks.edge.templates import read_sources
+from hooks.settings import ChildSettings, Settings
+from hooks.web.hook import Hook
+from hooks.web.metrics import Metrics
+from hooks.workers.renderer import LocalRenderer
 
 NOW = datetime(2026, 9, 1, 12, 0, 0, tzinfo=timezone.utc)
 NOW_TEXT = "2026-09-01T12:00:00Z"
@@ -22,7 +26,8 @@ NOW_TEXT = "2026-09-01T12:00:00Z"
 
 def run_sync(raw: dict[str, Any], templates: TemplateSet, settings: ChildSettings | None = None,
              now: datetime = NOW) -> SyncResult:
-    return sync(parse_request(raw), Facts(now), settings or ChildSettings(), partial(desire, templates=templates))
+    request = parse_request(raw)
+    return sync(request, Facts(now), desire(desired_inputs(request, settings or ChildSettings()), templates))
 
 
 def encoded(result: SyncResult) -> bytes:
@@ -37,3 +42,13 @@ def timeless(body: bytes) -> Any:
     for condition in (decoded.get("status") or {}).get("conditions") or []:
         condition["lastTransitionTime"] = "-"
     return decoded
+
+
+def local_hook(settings: Settings | None = None, folder: Path | None = None) -> Hook:
+    """The web layer's hook, rendering in this process, with the shipped templates (and
+    `folder` on top) installed."""
+    settings = settings or Settings()
+    renderer = LocalRenderer(settings.children)
+    hook = Hook(settings, renderer, Metrics())
+    hook.install(renderer.load(read_sources(folder)))
+    return hook

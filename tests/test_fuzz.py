@@ -19,10 +19,9 @@ from hooks.edge.templates import load_templates
 from hooks.core.facts import Facts
 from hooks.settings import Settings
 from hooks.web.hook import Answer, Hook
-from hooks.web.metrics import Metrics
 from tests import metacontroller as mc
 from tests.conftest import HookServer
-from tests.syncing import NOW, run_sync
+from tests.syncing import NOW, local_hook, run_sync
 
 BOUNDED = settings(max_examples=300, deadline=None, database=None,
                    suppress_health_check=list(HealthCheck))
@@ -37,23 +36,20 @@ json_values = st.recursive(
 
 @lru_cache(maxsize=1)
 def hook() -> Hook:
-    settings_ = Settings()
-    return Hook(settings_, load_templates(None, settings_.children), Metrics())
+    return local_hook()
 
 
 def answer(body: bytes) -> Answer:
     """What the hook answers `body` with, after it has been read."""
-    decoded = hook().decode(body)
-    return decoded if isinstance(decoded, Answer) else hook().answer(decoded, Facts(NOW))
+    return hook().respond(body, Facts(NOW))
 
 
 @lru_cache(maxsize=1)
 def running_children() -> tuple[str, ...]:
     """The children of SPEC as a cluster holds them after two syncs, JSON-encoded."""
     cluster = mc.Cluster()
+    templates = load_templates(None, Settings().children)
     for _ in range(2):
-        templates = hook().templates
-        assert templates is not None
         result = run_sync(mc.request(mc.parent(SPEC), cluster.observed()), templates)
         cluster.apply(result.children)
     return tuple(json.dumps(o) for o in cluster.observed())

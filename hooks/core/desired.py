@@ -4,12 +4,11 @@
 template set, and nothing else: the parent's identity and metadata, its spec as written, what
 the observed Deployments can serve, the hook's child settings. A cache that keys on the
 template set's serial and the inputs' digest (see `hooks.web.cache`) therefore never serves
-a stale answer. `sync` calls it through the `desire` function it is given.
+a stale answer. Its result is what `sync` is given.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -58,9 +57,6 @@ class Desired:
     spec_errors: tuple[str, ...] = ()
     children: tuple[JSON, ...] = ()
     plan: Plan | None = None  # with outcome ok
-
-
-Desire = Callable[[DesiredInputs], Desired]
 
 
 def desired_inputs(request: SyncRequest, settings: ChildSettings) -> DesiredInputs:

@@ -1,9 +1,10 @@
-"""The sync hook's logic: a pure function from Metacontroller's request and the facts the
-edge gathered to the children and status to answer.
+"""The sync hook's logic: a pure function from Metacontroller's request, the facts the edge
+gathered and the desired state to the children and status to answer.
 
-No I/O, no clock, no global state: the same request and facts always give the same answer.
-`desire` computes the desired state from its inputs; the web layer passes it wrapped in a
-cache, which changes how fast the answer comes, never what it is.
+No I/O, no clock, no global state: the same request, facts and desired state always give
+the same answer. The desired state is `desire(desired_inputs(request, settings), templates)`;
+the web layer computes it in a render worker, or takes it from its cache, which changes how
+fast the answer comes, never what it is.
 """
 
 from __future__ import annotations
@@ -13,12 +14,11 @@ from typing import Any, Literal
 
 from hooks.api.status import LLMDeploymentStatus
 from hooks.contract.request import SyncRequest
-from hooks.core.desired import Desire, desired_inputs
+from hooks.core.desired import Desired
 from hooks.core.facts import Facts
 from hooks.core.freeze import frozen_children
 from hooks.core.naming import Names
 from hooks.core.status import frozen_status, status
-from hooks.settings import ChildSettings
 
 Outcome = Literal["ok", "invalid", "paused"]
 
@@ -30,14 +30,13 @@ class SyncResult:
     outcome: Outcome  # what happened, for logs and metrics
 
 
-def sync(request: SyncRequest, facts: Facts, settings: ChildSettings, desire: Desire) -> SyncResult:
-    """The desired children and status of the LLMDeployment in `request`.
+def sync(request: SyncRequest, facts: Facts, desired: Desired) -> SyncResult:
+    """The children and status of the LLMDeployment in `request`, given its desired state.
 
-    Raises UnsafeToAnswer when children must be kept but cannot be reproduced, and
-    TemplateError when the templates fail; both mean "answer non-200, change nothing".
+    Raises UnsafeToAnswer when children must be kept but cannot be reproduced: answer
+    non-200, change nothing.
     """
     parent = request.parent
-    desired = desire(desired_inputs(request, settings))
     if desired.outcome == "ok":
         assert desired.plan is not None
         return SyncResult(desired.children,

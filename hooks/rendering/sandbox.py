@@ -21,7 +21,6 @@ from __future__ import annotations
 import dataclasses
 import operator
 from collections.abc import Callable, Mapping
-from pathlib import Path
 from typing import Any
 
 import jinja2
@@ -119,12 +118,25 @@ class DataOnlySandbox(ImmutableSandboxedEnvironment):
 _OPERATORS: dict[str, Callable[[Any, Any], Any]] = {"*": operator.mul, "**": operator.pow, "%": operator.mod}
 
 
-def create_environment(shipped: Path, overrides: Path | None) -> jinja2.Environment:
-    folders = [str(overrides), str(shipped)] if overrides else [str(shipped)]
+class SnapshotLoader(jinja2.BaseLoader):
+    """Templates from text in memory, each known by its name (so that errors can say where)."""
+
+    def __init__(self, sources: Mapping[str, str]) -> None:
+        self.sources = dict(sources)
+
+    def get_source(self, environment: jinja2.Environment, template: str) -> tuple[str, str, Callable[[], bool]]:
+        if template not in self.sources:
+            raise jinja2.TemplateNotFound(template)
+        return self.sources[template], template, lambda: True
+
+
+def create_environment(shipped: Mapping[str, str], overrides: Mapping[str, str]) -> jinja2.Environment:
+    """The sandbox over the templates' text (no file system behind it): a name resolves in
+    `overrides` first, then in `shipped`; `llmdeploy/<name>` always means the shipped one."""
     env = DataOnlySandbox(
         loader=jinja2.ChoiceLoader([
-            jinja2.PrefixLoader({SHIPPED_PREFIX: jinja2.FileSystemLoader(str(shipped))}),
-            jinja2.FileSystemLoader(folders),
+            jinja2.PrefixLoader({SHIPPED_PREFIX: SnapshotLoader(shipped)}),
+            SnapshotLoader({**shipped, **overrides}),
         ]),
         undefined=jinja2.StrictUndefined,
         finalize=_finalize,

@@ -1,13 +1,14 @@
 """A loaded template set: the shipped templates with an optional override folder on top.
 
 A file in the override folder replaces the shipped one of the same name; any other `*.yaml`
-there is an extra template (`_*` files hold macros and are not rendered). `render` turns one
-template and its context into objects, each checked to be a well-formed namespaced object.
+there is an extra template (`_*` files hold macros and partials and are not rendered).
+`render` turns one template and its context into objects, each checked to be a
+well-formed namespaced object.
 """
 
 from __future__ import annotations
 
-import itertools
+import hashlib
 import traceback
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -18,11 +19,11 @@ import jinja2
 import yaml
 
 from hooks.errors import TemplateError
+from hooks.rendering.kubeyaml import load_all
 from hooks.rendering.sandbox import create_environment
 from hooks.rendering.scalars import without_nulls
 
 TEMPLATE_SUFFIX = ".yaml"
-_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 JSON = dict[str, Any]
 
@@ -35,37 +36,41 @@ def shipped_templates_dir() -> Path:
     return packaged if packaged.is_dir() else package.parent / "templates"
 
 
-def extra_template_names(folder: Path | None, shipped: Sequence[str]) -> list[str]:
-    """The templates of an override folder that are not shipped ones and not macros."""
-    if folder is None:
-        return []
-    return sorted(p.name for p in folder.glob(f"*{TEMPLATE_SUFFIX}")
-                  if p.name not in shipped and not p.name.startswith(("_", ".")))
+@dataclass(frozen=True)
+class TemplateSources:
+    """The text of a template set, read once (see `hooks.edge.templates`): the shipped
+    templates and a platform team's override folder, by file name. Compiling from a snapshot
+    means Jinja never touches the file system, and every process that compiles the same
+    snapshot renders the same way."""
 
+    shipped: dict[str, str]
+    overrides: dict[str, str] = field(default_factory=dict)
 
-_serials = itertools.count(1)
+    def digest(self) -> str:
+        """Identifies the set by content: equal sources render equally."""
+        hasher = hashlib.sha256()
+        for group in (self.shipped, self.overrides):
+            for name in sorted(group):
+                hasher.update(name.encode() + b"\0" + group[name].encode() + b"\0")
+            hasher.update(b"\1")
+        return hasher.hexdigest()
 
 
 @dataclass(frozen=True)
 class TemplateSet:
-    """Compiled templates. `serial` tells sets apart, so that nothing rendered by one is ever
-    taken for another's."""
+    """Compiled templates: the required ones, then the override folder's extra ones."""
 
     templates: dict[str, jinja2.Template]
     extras: tuple[str, ...]
-    serial: int = field(default_factory=lambda: next(_serials))
+    digest: str
 
     @classmethod
-    def load(cls, required: Sequence[str], overrides: Path | None = None,
-             shipped: Path | None = None) -> TemplateSet:
-        """Compile the `required` templates and the override folder's extra ones;
-        TemplateError names the file and line of the first problem."""
-        shipped = shipped or shipped_templates_dir()
-        for folder in (shipped, overrides):
-            if folder is not None and not folder.is_dir():
-                raise TemplateError(f"templates folder {folder} does not exist")
-        env = create_environment(shipped, overrides)
-        extras = extra_template_names(overrides, required)
+    def compile(cls, sources: TemplateSources, required: Sequence[str]) -> TemplateSet:
+        """Compile `required` and every extra template; TemplateError names the file and
+        line of the first problem."""
+        env = create_environment(sources.shipped, sources.overrides)
+        extras = sorted(name for name in sources.overrides if name.endswith(TEMPLATE_SUFFIX)
+                        and name not in required and not name.startswith(("_", ".")))
         templates = {}
         for name in [*required, *extras]:
             try:
@@ -74,19 +79,20 @@ class TemplateSet:
             except jinja2.TemplateNotFound as e:
                 raise TemplateError("template is missing", name) from e
             except jinja2.TemplateSyntaxError as e:
-                raise TemplateError(e.message or "syntax error", e.filename and Path(e.filename).name or name,
-                                    e.lineno) from e
-        return cls(templates, tuple(extras))
+                raise TemplateError(e.message or "syntax error", e.name or name, e.lineno) from e
+        return cls(templates, tuple(extras), sources.digest())
 
     def render(self, name: str, namespace: str, **context: Any) -> list[JSON]:
         """The objects template `name` renders to, each a mapping with apiVersion, kind and
         metadata.name, in `namespace`, without nulls."""
         try:
             text = self.templates[name].render(**context)
+        except MemoryError:
+            raise  # the process that ran out is the one to deal with it
         except Exception as e:  # noqa: BLE001 - a template can fail in any way; report where
             raise TemplateError(f"{type(e).__name__}: {e}", name, _template_line(e, name)) from e
         try:
-            documents = [d for d in yaml.load_all(text, Loader=_YAML_LOADER) if d is not None]
+            documents = load_all(text)
         except yaml.YAMLError as e:
             mark = getattr(e, "problem_mark", None)
             where = f" (line {mark.line + 1} of the rendered output)" if mark else ""

@@ -17,11 +17,12 @@ from typing import Any
 import yaml
 
 from hooks.api.crd import generate_crd
-from hooks.edge.templates import load_templates
+from hooks.edge.templates import read_sources
 from hooks.errors import LLMDeployError
 from hooks.settings import Settings
 from hooks.tools.render import render
 from hooks.tools.templates import DEFAULT_CONTROLLER, DEFAULT_EXAMPLES, check_folder
+from hooks.workers.pool import worker_pool
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8080
@@ -45,8 +46,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     check = template_commands.add_parser("check", help="load and render a template folder against the examples")
     check.add_argument("folder", nargs="?", type=Path, help="override folder (default: LLMDEPLOY_TEMPLATES_DIR)")
     check.add_argument("--examples", type=Path, default=DEFAULT_EXAMPLES, help="folder of example resources")
-    check.add_argument("--controller", type=Path, default=DEFAULT_CONTROLLER,
-                       help="the CompositeController whose childResources the templates must fit")
+    check.add_argument("--controller", type=Path, default=None,
+                       help=f"the CompositeController whose childResources the templates must fit (a file or a "
+                            f"pipe; default {DEFAULT_CONTROLLER} when it exists)")
     args = parser.parse_args(argv)
     if args.command == "crd":
         sys.stdout.write(crd_yaml())
@@ -80,12 +82,13 @@ def _serve(settings: Settings, host: str, port: int, workers: int) -> int:
     from hooks.web.server import serve
 
     configure_logging(settings.logging.level, settings.logging.format)
-    load_templates(settings.templates.folder, settings.children)  # refuse to start with broken templates
+    with worker_pool(settings, size=1) as pool:
+        pool.load(read_sources(settings.templates.folder))  # refuse to start with broken templates
     serve(settings, host, port, workers)
     return 0
 
 
-def _check_templates(settings: Settings, folder: Path | None, examples: Path, controller: Path) -> int:
+def _check_templates(settings: Settings, folder: Path | None, examples: Path, controller: Path | None) -> int:
     report = check_folder(settings, folder, examples, controller)
     for line in report.rendered:
         print(f"OK {line}")

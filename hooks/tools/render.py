@@ -1,33 +1,34 @@
 """`llmdeploy render`: what a resource renders to, like `helm template`, through the same
-sync path as the hook (with the clock for `now`)."""
+steps as the hook: a render worker with its budget, and the clock for `now`."""
 
 from __future__ import annotations
 
 import sys
 from datetime import datetime, timezone
-from functools import partial
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from hooks.contract.request import parse_request
-from hooks.core.desired import desire
-from hooks.edge.templates import load_templates
+from hooks.core.desired import desired_inputs
 from hooks.core.facts import Facts
 from hooks.core.sync import sync
+from hooks.edge.templates import read_sources
 from hooks.errors import RequestError
+from hooks.rendering.kubeyaml import load_all
 from hooks.settings import Settings
+from hooks.workers.pool import worker_pool
 
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
 def read_objects(path: Path) -> list[Any]:
-    """Every object in a YAML or JSON file: a stream of documents, List kinds unpacked."""
+    """Every object in a YAML or JSON file, read as kubectl reads it: a stream of documents,
+    List kinds unpacked."""
     try:
-        documents = [d for d in yaml.load_all(path.read_text(), Loader=_LOADER) if d is not None]
-    except (OSError, yaml.YAMLError) as e:
+        documents = load_all(path.read_text())
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as e:
         raise RequestError(f"cannot read {path}: {e}") from e
     objects: list[Any] = []
     for doc in documents:
@@ -43,6 +44,8 @@ def render(settings: Settings, filename: Path, observed_file: Path | None) -> in
         raise RequestError(f"{filename} must hold exactly one LLMDeployment")
     parent = resources[0]
     metadata = parent.setdefault("metadata", {})
+    if not isinstance(metadata, dict):
+        raise RequestError(f"{filename}: metadata must be a mapping with at least a name")
     metadata.setdefault("namespace", "default")
     metadata.setdefault("generation", 1)
     children: dict[str, dict[str, Any]] = {}
@@ -51,9 +54,10 @@ def render(settings: Settings, filename: Path, observed_file: Path | None) -> in
             key = f"{obj.get('kind')}.{obj.get('apiVersion')}"
             children.setdefault(key, {})[str((obj.get("metadata") or {}).get("name"))] = obj
     request = parse_request({"parent": parent, "children": children})
-    templates = load_templates(settings.templates.folder, settings.children)
-    result = sync(request, Facts(now=datetime.now(timezone.utc)), settings.children,
-                  partial(desire, templates=templates))
+    with worker_pool(settings, size=1) as workers:
+        templates = workers.load(read_sources(settings.templates.folder))
+        desired = workers.desire(desired_inputs(request, settings.children), templates)
+    result = sync(request, Facts(now=datetime.now(timezone.utc)), desired)
     yaml.dump_all(list(result.children), sys.stdout, Dumper=_DUMPER, sort_keys=False, explicit_start=True)
     sys.stdout.flush()
     status = result.status.as_json()

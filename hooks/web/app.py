@@ -3,9 +3,10 @@ and syncing.
 
 `create_app(settings)` builds the app; nothing happens at import time. A sync request is
 admitted (or answered 429 when too many are in flight, 413 when too large), decoded on a
-worker thread, given its facts on the event loop, then synced and encoded on the worker
-thread, so that the loop stays free to accept, read, count and refuse requests (and to drain
-them on shutdown) while syncs queue.
+worker thread, given its facts on the event loop, given its desired state from the cache or
+a render worker (waited for on a thread that holds nothing else), then synced and encoded on
+a worker thread. The loop stays free to accept, read, count and refuse requests (and to drain
+them on shutdown) while syncs queue, and a slow render delays only its own resource.
 """
 
 from __future__ import annotations
@@ -23,15 +24,16 @@ from fastapi import FastAPI, Request
 from fastapi.responses import Response
 
 from hooks.canonical import dumps
-from hooks.edge.templates import load_templates
 from hooks.edge.gather import FactGatherer
+from hooks.edge.templates import read_sources
 from hooks.errors import TemplateError
-from hooks.rendering.templateset import TemplateSet
 from hooks.settings import Settings
 from hooks.web.hook import Answer, Hook, error
 from hooks.web.logs import FIELDS
 from hooks.web.metrics import CONTENT_TYPE, Metrics
 from hooks.web.reload import TemplateReloader
+from hooks.workers.pool import worker_pool
+from hooks.workers.renderer import Renderer
 
 log = logging.getLogger("llmdeploy")
 RETRY_AFTER_SECONDS = 1
@@ -80,32 +82,34 @@ async def read_limited(request: Request, limit: int) -> bytes | None:
     return b"".join(chunks)
 
 
-def initial_templates(settings: Settings) -> TemplateSet | None:
-    try:
-        return load_templates(settings.templates.folder, settings.children)
-    except TemplateError as e:
-        log.error("templates are broken, not ready: %s", e)
-        return None
-
-
-def create_app(settings: Settings, metrics: Metrics | None = None, facts: FactGatherer | None = None) -> FastAPI:
+def create_app(settings: Settings, metrics: Metrics | None = None, facts: FactGatherer | None = None,
+               renderer: Renderer | None = None) -> FastAPI:
+    """The app, with its own render workers unless given a renderer; nothing is served until
+    a template set loads (readiness says so), and a broken one never serves."""
     metrics = metrics or Metrics()
     facts = facts or FactGatherer()
-    hook = Hook(settings, initial_templates(settings), metrics)
-    cpu = anyio.CapacityLimiter(1)  # one sync at a time: they are pure CPU under one GIL
+    renderer = renderer or worker_pool(settings)
+    hook = Hook(settings, renderer, metrics)
+    try:
+        hook.install(renderer.load(read_sources(settings.templates.folder)))
+    except TemplateError as e:
+        log.error("templates are broken, not ready: %s", e)
+    cpu = anyio.CapacityLimiter(1)  # one decode or sync at a time: they are pure CPU under one GIL
+    renders = anyio.CapacityLimiter(settings.render.workers)
     in_flight = 0  # touched only on the event loop
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        if settings.templates.folder is None:
-            yield
-            return
-        reloader = TemplateReloader(settings.templates, settings.children, hook.install, metrics.reloaded)
-        task = asyncio.create_task(reloader.run())
+        task = None
+        if settings.templates.folder is not None:
+            reloader = TemplateReloader(settings.templates, renderer, hook.install, metrics.reloaded)
+            task = asyncio.create_task(reloader.run())
         try:
             yield
         finally:
-            task.cancel()
+            if task is not None:
+                task.cancel()
+            renderer.close()
 
     app = FastAPI(title="llmdeploy sync hook", version="0.1.0", docs_url=None, redoc_url=None, lifespan=lifespan)
     app.state.hook = hook
@@ -118,12 +122,21 @@ def create_app(settings: Settings, metrics: Metrics | None = None, facts: FactGa
         decoded = await anyio.to_thread.run_sync(hook.decode, body, limiter=cpu)
         if isinstance(decoded, Answer):
             return decoded
+        templates = hook.templates  # one set for the whole request, whatever a reload does
+        if templates is None:
+            return error(503, "not_ready", "NotReady", "templates are not loaded; see the hook's log")
         try:
             gathered = await facts.gather(decoded)
         except Exception as e:  # noqa: BLE001 - without its facts no answer is safe
             log.exception("gathering the facts of a sync failed")
             return error(500, "error", "InternalError", f"gathering facts: {type(e).__name__}: {e}")
-        return await anyio.to_thread.run_sync(hook.answer, decoded, gathered, limiter=cpu)
+        desired = hook.remembered(decoded, templates)
+        if desired is None:
+            rendered = await anyio.to_thread.run_sync(hook.render, decoded, templates, limiter=renders)
+            if isinstance(rendered, Answer):
+                return rendered
+            desired = rendered
+        return await anyio.to_thread.run_sync(hook.answer, decoded, gathered, desired, limiter=cpu)
 
     @app.post("/sync", summary="Metacontroller CompositeController sync hook", openapi_extra={
         "requestBody": {"required": True, "content": {"application/json": {"schema": SYNC_REQUEST_SCHEMA}}}})

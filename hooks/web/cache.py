@@ -1,10 +1,10 @@
-"""A bounded memory of desired states, wrapped around the pure `desire` step.
+"""A bounded memory of desired states, kept by the web layer around the `desire` step.
 
-Validating and rendering is most of a sync's cost and depends only on `DesiredInputs`, so
-the cache keys on the template set's serial and the inputs' digest: adding an input to that
-object changes the key, and a reloaded template set never sees the old set's entries.
-Children are kept as compressed canonical JSON (about 3 KiB a resource), so a whole fleet
-fits.
+Validating and rendering is most of a sync's cost and depends only on `DesiredInputs` and the
+template set, so entries are keyed by the set's digest and the inputs' digest: adding an
+input to that object changes the key, and another template set never sees this one's
+entries. Children are kept as compressed canonical JSON (about 3 KiB a resource), so that a
+whole fleet fits.
 """
 
 from __future__ import annotations
@@ -16,8 +16,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 
 from hooks.canonical import dumps, loads
-from hooks.core.desired import Desired, DesiredInputs, desire
-from hooks.rendering.templateset import TemplateSet
+from hooks.core.desired import Desired, DesiredInputs
 from hooks.settings import DEFAULT_CACHE_SIZE
 
 
@@ -39,25 +38,30 @@ class DesiredCache:
     def __len__(self) -> int:
         return len(self._entries)
 
-    def desire(self, inputs: DesiredInputs, templates: TemplateSet) -> Desired:
-        """`desire(inputs, templates)`, remembered."""
+    @staticmethod
+    def key(inputs: DesiredInputs, templates: str) -> bytes | None:
+        """None when the inputs cannot be digested (nothing is remembered for them)."""
         digest = inputs.digest()
-        if digest is None:
-            return desire(inputs, templates)
-        key = templates.serial.to_bytes(8, "big") + digest
+        return None if digest is None else templates.encode() + digest
+
+    def get(self, key: bytes | None) -> Desired | None:
+        if key is None:
+            return None
         with self._lock:
             found = self._entries.get(key)
-            if found is not None:
-                self._entries.move_to_end(key)
-                self.hits += 1
-        if found is not None:
-            children = tuple(loads(zlib.decompress(found.children_zlib)))
-            return dataclasses.replace(found.desired, children=children)
-        desired = desire(inputs, templates)
+            if found is None:
+                self.misses += 1
+                return None
+            self._entries.move_to_end(key)
+            self.hits += 1
+        children = tuple(loads(zlib.decompress(found.children_zlib)))
+        return dataclasses.replace(found.desired, children=children)
+
+    def put(self, key: bytes | None, desired: Desired) -> None:
+        if key is None or self.size <= 0:
+            return
         entry = _Entry(dataclasses.replace(desired, children=()), zlib.compress(dumps(desired.children), 1))
         with self._lock:
-            self.misses += 1
             self._entries[key] = entry
             if len(self._entries) > self.size:
                 self._entries.popitem(last=False)
-        return desired

@@ -1,10 +1,9 @@
-"""One running hook: its settings, token, template set, cache and metrics, and how it turns
-a request body into an answer.
+"""One running hook: its settings, token, template set, cache, renderer and metrics, and the
+steps that turn a request body into an answer.
 
-`decode` and `answer` are plain functions of their arguments and the hook's state, run on a
-worker thread by the app; between them the app gathers the sync's facts on the event loop.
-Every failure becomes an `Answer`: 4xx for the caller, non-200 whenever any 200 could make
-Metacontroller delete or change a serving child.
+The app runs `decode`, `render` and `answer` on worker threads and gathers facts in between;
+each step returns an `Answer` instead of raising: 4xx for the caller, and non-200 whenever
+any 200 could make Metacontroller delete or change a serving child.
 """
 
 from __future__ import annotations
@@ -19,15 +18,15 @@ from typing import Any
 from hooks.canonical import dumps, loads
 from hooks.contract.request import SyncRequest, parse_request
 from hooks.contract.response import encode_response
-from hooks.core.desired import Desired, DesiredInputs
+from hooks.core.desired import Desired, desired_inputs
 from hooks.core.facts import Facts
 from hooks.core.sync import sync
-from hooks.errors import ConfigError, RequestError, TemplateError, UnsafeToAnswer
-from hooks.rendering.templateset import TemplateSet
+from hooks.errors import Busy, ConfigError, RequestError, TemplateError, UnsafeToAnswer
 from hooks.settings import Settings
 from hooks.web.cache import DesiredCache
 from hooks.web.logs import FIELDS
 from hooks.web.metrics import Metrics
+from hooks.workers.renderer import Renderer
 
 log = logging.getLogger("llmdeploy")
 
@@ -59,26 +58,30 @@ def read_token(path: Path | None) -> str | None:
     return token
 
 
+def _fields(request: SyncRequest) -> dict[str, Any]:
+    return {"parent": f"{request.parent.namespace}/{request.parent.name}", "generation": request.parent.generation}
+
+
 class Hook:
     """The state a running hook keeps."""
 
-    def __init__(self, settings: Settings, templates: TemplateSet | None, metrics: Metrics) -> None:
+    def __init__(self, settings: Settings, renderer: Renderer, metrics: Metrics) -> None:
         self.settings = settings
-        self.templates = templates
+        self.renderer = renderer
         self.metrics = metrics
         self.token = read_token(settings.server.auth_token_file)
         self.cache = DesiredCache(settings.server.cache_size)
+        self.templates: str | None = None  # the digest of the set in use; None: not ready
 
-    def install(self, templates: TemplateSet) -> None:
-        """Serve with a new, checked template set from now on (one assignment: atomic; the
-        cache keys on the set's serial, so nothing the old set rendered is served again)."""
+    def install(self, templates: str) -> None:
+        """Serve with another, checked template set from now on (one assignment: atomic)."""
         self.templates = templates
 
     def authorized(self, header: str | None) -> bool:
         if self.token is None:
             return True
         scheme, _, credential = (header or "").partition(" ")
-        return scheme.lower() == "bearer" and hmac.compare_digest(credential.strip(), self.token)
+        return scheme.lower() == "bearer" and hmac.compare_digest(credential.strip().encode(), self.token.encode())
 
     def decode(self, body: bytes) -> SyncRequest | Answer:
         """The parsed request, or the answer that refuses it."""
@@ -92,29 +95,50 @@ class Hook:
             log.exception("decoding the request failed")
             return error(500, "error", "InternalError", f"{type(e).__name__}: {e}")
 
-    def answer(self, request: SyncRequest, facts: Facts) -> Answer:
-        """Sync and encode."""
-        templates = self.templates  # one set for the whole request, whatever a reload does
-        parent = f"{request.parent.namespace}/{request.parent.name}"
-        fields: dict[str, Any] = {"parent": parent, "generation": request.parent.generation}
-        if templates is None:
-            return error(503, "not_ready", "NotReady", "templates are not loaded; see the hook's log", fields)
+    def remembered(self, request: SyncRequest, templates: str) -> Desired | None:
+        """The desired state of `request` from the cache, when it is there (cheap)."""
+        return self.cache.get(DesiredCache.key(desired_inputs(request, self.settings.children), templates))
 
-        def desire(inputs: DesiredInputs) -> Desired:
-            return self.cache.desire(inputs, templates)
-
+    def render(self, request: SyncRequest, templates: str) -> Desired | Answer:
+        """The desired state of `request`, rendered by the renderer (and remembered)."""
+        inputs = desired_inputs(request, self.settings.children)
         try:
             started = time.perf_counter()
-            result = sync(request, facts, self.settings.children, desire)
+            desired = self.renderer.desire(inputs, templates)
             self.metrics.render.observe(time.perf_counter() - started)
+        except TemplateError as e:
+            log.error("template error: %s", e, extra={FIELDS: _fields(request)})
+            return error(500, "error", "TemplateError", str(e), _fields(request))
+        except Busy as e:
+            return error(429, "overloaded", "TooManyRequests", str(e), _fields(request))
+        except Exception as e:  # noqa: BLE001 - a bug must become a 500, never a smaller answer
+            log.exception("rendering failed", extra={FIELDS: _fields(request)})
+            return error(500, "error", "InternalError", f"{type(e).__name__}: {e}", _fields(request))
+        self.cache.put(DesiredCache.key(inputs, templates), desired)
+        return desired
+
+    def answer(self, request: SyncRequest, facts: Facts, desired: Desired) -> Answer:
+        """Sync and encode."""
+        fields = _fields(request)
+        try:
+            result = sync(request, facts, desired)
         except UnsafeToAnswer as e:
             return error(e.status_code, "refused", type(e).__name__, str(e), fields)
-        except TemplateError as e:
-            log.error("template error: %s", e, extra={FIELDS: fields})
-            return error(500, "error", "TemplateError", str(e), fields)
         except Exception as e:  # noqa: BLE001 - a bug must become a 500, never a smaller answer
             log.exception("sync failed", extra={FIELDS: fields})
             return error(500, "error", "InternalError", f"{type(e).__name__}: {e}", fields)
-        self.metrics.saw_phase(parent, result.status.phase)
+        self.metrics.saw_phase(fields["parent"], result.status.phase)
         fields |= {"children": len(result.children), "phase": result.status.phase}
         return Answer(200, encode_response(result.children, result.status.as_json()), result.outcome, fields)
+
+    def respond(self, body: bytes, facts: Facts) -> Answer:
+        """Every step in the calling thread, with facts already at hand: the app's path without
+        the event loop (the benchmark measures it)."""
+        decoded = self.decode(body)
+        if isinstance(decoded, Answer):
+            return decoded
+        templates = self.templates
+        if templates is None:
+            return error(503, "not_ready", "NotReady", "templates are not loaded; see the hook's log")
+        desired = self.remembered(decoded, templates) or self.render(decoded, templates)
+        return desired if isinstance(desired, Answer) else self.answer(decoded, facts, desired)

@@ -13,13 +13,13 @@ import pytest
 
 from hooks.core.exercise import EVERY_BRANCH
 from hooks.core.view import View
-from hooks.edge.templates import load_templates
+from hooks.edge.templates import load_templates, read_sources
 from hooks.errors import TemplateError
 from hooks.rendering.sandbox import create_environment
-from hooks.rendering.templateset import shipped_templates_dir
 from hooks.settings import ChildSettings, Settings, TemplateSettings
 from hooks.tools.templates import check_folder
 from hooks.web.reload import TemplateReloader
+from hooks.workers.renderer import LocalRenderer
 from tests.core.test_view import view_of
 from tests.rendering.escapes import ESCAPES, ISSUE_PAYLOADS
 
@@ -30,7 +30,7 @@ NOT_DATA = ("0x", "<function", "<class", "<bound", "<module", "<built-in", "<gen
 
 
 def environment() -> jinja2.Environment:
-    return create_environment(shipped_templates_dir(), None)
+    return create_environment(read_sources(None).shipped, {})
 
 
 def the_view() -> View:
@@ -149,6 +149,6 @@ def test_templates_check_start_up_and_reload_all_refuse(tmp_path: Path, name: st
     good = tmp_path / "good"
     good.mkdir()
     installed: list[Any] = []
-    reloader = TemplateReloader(TemplateSettings(folder=good), ChildSettings(), installed.append)
+    reloader = TemplateReloader(TemplateSettings(folder=good), LocalRenderer(ChildSettings()), installed.append)
     with_escape(good, template)
     assert reloader.poll() is False and installed == []

@@ -11,7 +11,8 @@ import pytest
 from hooks.core.children import CHILD_TEMPLATES
 from hooks.edge.templates import load_templates
 from hooks.errors import TemplateError
-from hooks.rendering.templateset import TemplateSet, shipped_templates_dir
+from hooks.edge.templates import read_folder, read_sources
+from hooks.rendering.templateset import TemplateSet, TemplateSources, shipped_templates_dir
 from hooks.settings import ChildSettings
 
 
@@ -51,16 +52,28 @@ def test_syntax_errors_name_file_and_line(tmp_path: Path) -> None:
     folder = copy_templates(tmp_path)
     (folder / "hpa.yaml").write_text("apiVersion: autoscaling/v2\n{% if %}\n")
     with pytest.raises(TemplateError, match="hpa.yaml:2: "):
-        TemplateSet.load(CHILD_TEMPLATES, folder)
+        TemplateSet.compile(read_sources(folder), CHILD_TEMPLATES)
 
 
 def test_missing_template_is_reported(tmp_path: Path) -> None:
     incomplete = copy_templates(tmp_path)
     (incomplete / "virtualservice.yaml").unlink()
+    shipped = read_folder(incomplete)
     with pytest.raises(TemplateError, match="virtualservice.yaml: template is missing"):
-        TemplateSet.load(CHILD_TEMPLATES, shipped=incomplete)
+        TemplateSet.compile(TemplateSources(shipped), CHILD_TEMPLATES)
     with pytest.raises(TemplateError, match="does not exist"):
-        TemplateSet.load(CHILD_TEMPLATES, tmp_path / "absent")
+        read_sources(tmp_path / "absent")
+
+
+def test_jinja_never_reads_files_beyond_the_snapshot(tmp_path: Path) -> None:
+    folder = tmp_path / "templates"
+    folder.mkdir()
+    (tmp_path / "secret.yaml").write_text("apiVersion: v1\nkind: Secret\nmetadata: {name: s}\n")
+    (folder / "cm.yaml").write_text('{% include "../secret.yaml" %}')
+    with pytest.raises(TemplateError, match="cm.yaml"):
+        load_templates(folder, ChildSettings())
+    sources = read_sources(folder)
+    assert set(sources.overrides) == {"cm.yaml"} and sources.digest() != read_sources(None).digest()
 
 
 @pytest.mark.parametrize(("text", "message"), [

@@ -13,6 +13,7 @@ from fastapi import FastAPI
 
 import hooks.web.hook
 from hooks.web.app import create_app
+from hooks.workers.renderer import LocalRenderer
 from hooks.contract.lastapplied import LAST_APPLIED_ANNOTATION
 from hooks.rendering.templateset import shipped_templates_dir
 from hooks.settings import Settings, TemplateSettings
@@ -39,6 +40,12 @@ MALFORMED: list[tuple[bytes, str]] = [
 def post(client: httpx.Client, body: Any) -> httpx.Response:
     data = body if isinstance(body, bytes) else json.dumps(body).encode()
     return client.post("/sync", content=data, headers={"Content-Type": "application/json"})
+
+
+def local_app(settings: Settings, **options: Any) -> FastAPI:
+    """The app rendering in this process (the real server, with render workers, is tested
+    through HookServer)."""
+    return create_app(settings, renderer=LocalRenderer(settings.children), **options)
 
 
 def call(app: FastAPI, method: str, path: str, body: Any = None) -> httpx.Response:
@@ -115,7 +122,7 @@ def broken_copy(settings: Settings, tmp_path: Path, text: str) -> Path:
 
 def test_broken_templates_fail_readiness(settings: Settings, tmp_path: Path) -> None:
     folder = broken_copy(settings, tmp_path, "apiVersion: v1\n{{ nope }}\n")
-    app = create_app(Settings(templates=TemplateSettings(folder=folder)))
+    app = local_app(Settings(templates=TemplateSettings(folder=folder)))
     assert call(app, "GET", "/healthz").status_code == 200
     ready = call(app, "GET", "/readyz")
     assert ready.status_code == 503 and ready.json()["error"] == "NotReady"
@@ -133,7 +140,7 @@ def test_server_refuses_to_start_with_broken_templates(settings: Settings, tmp_p
 def test_template_failure_during_sync_is_a_500_not_fewer_children(settings: Settings, tmp_path: Path) -> None:
     text = (shipped_templates_dir() / "service.yaml").read_text()
     folder = broken_copy(settings, tmp_path, text + '{% if view.name == "boom" %}{{ nope }}{% endif %}\n')
-    app = create_app(Settings(templates=TemplateSettings(folder=folder)))
+    app = local_app(Settings(templates=TemplateSettings(folder=folder)))
     assert call(app, "POST", "/sync", mc.request(mc.parent(SPEC))).status_code == 200
     response = call(app, "POST", "/sync", mc.request(mc.parent(SPEC, name="boom")))
     assert response.status_code == 500
@@ -147,7 +154,7 @@ def test_a_failure_before_the_sync_is_a_json_500_that_is_logged_and_counted(monk
         async def gather(self, request: Any) -> Any:
             raise RuntimeError("clock fell off the wall")
 
-    app = create_app(Settings(), facts=Broken())
+    app = local_app(Settings(), facts=Broken())
     response = call(app, "POST", "/sync", mc.request(mc.parent(SPEC)))
     assert response.status_code == 500 and response.json()["error"] == "InternalError"
     assert "clock fell off the wall" in response.json()["message"] and response.headers["x-request-id"]
@@ -155,7 +162,7 @@ def test_a_failure_before_the_sync_is_a_json_500_that_is_logged_and_counted(monk
         raise KeyError("a bug in parsing")
 
     monkeypatch.setattr(hooks.web.hook, "parse_request", explode)
-    response = call(create_app(Settings()), "POST", "/sync", mc.request(mc.parent(SPEC)))
+    response = call(local_app(Settings()), "POST", "/sync", mc.request(mc.parent(SPEC)))
     assert response.status_code == 500 and response.json()["error"] == "InternalError"
     metrics = call(app, "GET", "/metrics").text
     assert 'llmdeploy_hook_requests_total{hook="sync",outcome="error"} 1.0' in metrics

@@ -31,12 +31,20 @@ Raw = dict[str, Any]
 
 def answer(raw: Raw, templates: TemplateSet, cache: DesiredCache | None,
            settings: ChildSettings | None = None) -> bytes | str:
-    """The response bytes, or the refusal when the hook refuses."""
-    def desired(inputs: DesiredInputs) -> Any:
-        return cache.desire(inputs, templates) if cache is not None else desire(inputs, templates)
-
+    """The response bytes, or the refusal when the hook refuses; through `cache` as the web
+    layer uses it (the key, then rendering on a miss), or straight."""
+    request = parse_request(copy.deepcopy(raw))
+    inputs = desired_inputs(request, settings or ChildSettings())
+    if cache is None:
+        desired = desire(inputs, templates)
+    else:
+        key = DesiredCache.key(inputs, templates.digest)
+        remembered = cache.get(key)
+        desired = remembered if remembered is not None else desire(inputs, templates)
+        if remembered is None:
+            cache.put(key, desired)
     try:
-        return encoded(sync(parse_request(copy.deepcopy(raw)), Facts(NOW), settings or ChildSettings(), desired))
+        return encoded(sync(request, Facts(NOW), desired))
     except UnsafeToAnswer as e:
         return str(e)
 

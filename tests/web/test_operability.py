@@ -13,13 +13,12 @@ from typing import Any
 import httpx
 import pytest
 
-from hooks.web.app import create_app
 from hooks.web.logs import FIELDS, JSONFormatter, TextFormatter
 from hooks.settings import ServerSettings, Settings
 from tests import metacontroller as mc
 from tests.conftest import HookServer
 from tests.syncing import timeless
-from tests.web.test_app import call
+from tests.web.test_app import call, local_app
 
 SPECS: list[dict[str, Any]] = [
     {"model": {"uri": f"hf://org/model-{i}"}, "replicas": i % 3 + 1,
@@ -42,7 +41,7 @@ def metric(text: str, name: str, **labels: str) -> float:
 
 
 def test_body_over_the_limit_is_413() -> None:
-    app = create_app(Settings(server=ServerSettings(max_body_bytes=2000)))
+    app = local_app(Settings(server=ServerSettings(max_body_bytes=2000)))
     big = mc.request(mc.parent({"model": {"uri": "hf://a/b", "servedName": "x" * 3000}}))
     response = call(app, "POST", "/sync", big)
     assert response.status_code == 413 and response.json()["error"] == "RequestTooLarge"

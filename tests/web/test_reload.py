@@ -10,9 +10,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from hooks.rendering.templateset import TemplateSet
 from hooks.settings import ChildSettings, Settings, TemplateSettings
-from hooks.web.reload import TemplateReloader, fingerprint
+from hooks.edge.templates import read_sources
+from hooks.web.reload import TemplateReloader
+from hooks.workers.renderer import LocalRenderer
 from tests import metacontroller as mc
 from tests.conftest import HookServer
 
@@ -38,9 +39,10 @@ def test_poll_installs_good_sets_and_keeps_the_last_good_one(tmp_path: Path) -> 
     folder = tmp_path / "templates"
     folder.mkdir()
     mount(folder, "1", GOOD % "one")
-    installed: list[TemplateSet] = []
+    installed: list[str] = []
     results: list[bool] = []
-    reloader = TemplateReloader(TemplateSettings(folder=folder), ChildSettings(), installed.append, results.append)
+    reloader = TemplateReloader(TemplateSettings(folder=folder), LocalRenderer(ChildSettings()), installed.append,
+                                results.append)
     assert reloader.poll() is None
     mount(folder, "2", BROKEN)
     assert reloader.poll() is False and installed == []
@@ -50,13 +52,13 @@ def test_poll_installs_good_sets_and_keeps_the_last_good_one(tmp_path: Path) -> 
     assert results == [False, True]
 
 
-def test_fingerprint_follows_content_not_timestamps(tmp_path: Path) -> None:
+def test_a_set_is_known_by_its_content_not_its_timestamps(tmp_path: Path) -> None:
     (tmp_path / "a.yaml").write_text("x")
-    before = fingerprint(tmp_path)
+    before = read_sources(tmp_path).digest()
     os.utime(tmp_path / "a.yaml", (0, 0))
-    assert fingerprint(tmp_path) == before
+    assert read_sources(tmp_path).digest() == before
     (tmp_path / "a.yaml").write_text("y")
-    assert fingerprint(tmp_path) != before
+    assert read_sources(tmp_path).digest() != before
 
 
 def configmap_value(hook: HookServer) -> str:
@@ -95,16 +97,16 @@ def test_server_swaps_good_to_broken_and_back(tmp_path: Path) -> None:
 
 
 def test_server_becomes_ready_once_a_broken_folder_is_fixed(tmp_path: Path) -> None:
-    from hooks.web.app import create_app
-    from tests.web.test_app import call
+    from tests.web.test_app import call, local_app
 
     folder = tmp_path / "templates"
     folder.mkdir()
     mount(folder, "1", BROKEN)
-    app = create_app(Settings(templates=TemplateSettings(folder=folder)))
+    app = local_app(Settings(templates=TemplateSettings(folder=folder)))
     assert call(app, "GET", "/readyz").status_code == 503
     mount(folder, "2", GOOD % "fixed")
-    reloader = TemplateReloader(TemplateSettings(folder=folder), ChildSettings(), app.state.hook.install)
+    hook = app.state.hook
+    reloader = TemplateReloader(TemplateSettings(folder=folder), hook.renderer, hook.install)
     reloader.seen = ""
     assert reloader.poll() is True
     assert call(app, "GET", "/readyz").status_code == 200
