@@ -4,7 +4,7 @@ HOST   ?= 127.0.0.1
 PORT   ?= 8080
 BIN    := $(VENV)/bin
 
-.PHONY: run test lint typecheck crd bench clean
+.PHONY: run test crd bench clean
 
 $(BIN)/llmdeploy: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -16,6 +16,7 @@ run: $(BIN)/llmdeploy
 	$(BIN)/llmdeploy serve --host $(HOST) --port $(PORT)
 
 test: $(BIN)/llmdeploy
+	$(BIN)/ruff check hooks tests bench
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 	$(BIN)/pytest
@@ -28,4 +29,4 @@ crd: $(BIN)/llmdeploy
 	$(BIN)/llmdeploy crd > crds/llmdeployments.serving.llmdeploy.io.yaml
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .hypothesis .import_linter_cache
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis .import_linter_cache

@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 import copy
-from typing import Any
-
 from datetime import datetime, timezone
+from typing import Any
 
 from hooks.canonical import dumps
 from hooks.contract.lastapplied import LAST_APPLIED_ANNOTATION, go_json
 from hooks.contract.request import parse_request
 from hooks.core.desired import desire, desired_inputs
-from hooks.edge.templates import load_templates
 from hooks.core.facts import Facts
 from hooks.core.sync import sync
+from hooks.edge.templates import load_templates
 from hooks.settings import ChildSettings
 
 JSON = dict[str, Any]

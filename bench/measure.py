@@ -16,16 +16,16 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-
-from bench import corpus
 from hooks.canonical import dumps, loads
-from hooks.edge.templates import read_sources
 from hooks.core.facts import Facts
+from hooks.edge.templates import read_sources
 from hooks.settings import ServerSettings, Settings
 from hooks.web.cache import DesiredCache
 from hooks.web.hook import Hook as WebHook
 from hooks.web.metrics import Metrics
 from hooks.workers.renderer import LocalRenderer
+
+from bench import corpus
 
 ROOT = Path(__file__).resolve().parent.parent
 Row = dict[str, Any]

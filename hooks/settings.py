@@ -17,7 +17,11 @@ from hooks.errors import ConfigError
 DEFAULT_ISTIO_API_VERSION = "networking.istio.io/v1"
 ISTIO_API_VERSIONS = ("networking.istio.io/v1", "networking.istio.io/v1beta1")
 DEFAULT_TEMPLATES_POLL_SECONDS = 2.0  # how often a mounted override folder is checked for changes
-DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024
+DEFAULT_MAX_BODY_BYTES = 16 << 20
+# Bodies held at once (read or being answered); a decoded request takes about five times its
+# body, so this bounds the hook's own memory (README: "Operating the hook").
+DEFAULT_MAX_BODIES_BYTES = 32 << 20
+DEFAULT_BODY_TIMEOUT_SECONDS = 5.0
 # Metacontroller syncs at most 5 parents at once per controller (its --workers): far more than
 # that in flight means a backlog that would outlast its 10 s timeout, so answer 429 instead.
 DEFAULT_MAX_IN_FLIGHT = 32
@@ -73,6 +77,8 @@ class TemplateSettings:
 @dataclass(frozen=True)
 class ServerSettings:
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    max_bodies_bytes: int = DEFAULT_MAX_BODIES_BYTES
+    body_timeout_seconds: float = DEFAULT_BODY_TIMEOUT_SECONDS
     max_in_flight: int = DEFAULT_MAX_IN_FLIGHT
     cache_size: int = DEFAULT_CACHE_SIZE  # rendered resources remembered (about 3 KiB each)
     graceful_shutdown_seconds: float = DEFAULT_GRACEFUL_SHUTDOWN_SECONDS
@@ -83,6 +89,8 @@ class ServerSettings:
     def __post_init__(self) -> None:
         if (self.tls_cert_file is None) != (self.tls_key_file is None):
             raise ConfigError("TLS needs both a certificate file and a key file")
+        if self.max_bodies_bytes < self.max_body_bytes:
+            raise ConfigError("LLMDEPLOY_MAX_BODIES_BYTES must hold at least one body of LLMDEPLOY_MAX_BODY_BYTES")
 
 
 @dataclass(frozen=True)
@@ -133,6 +141,8 @@ class Settings:
             ),
             server=ServerSettings(
                 max_body_bytes=_whole(env, "LLMDEPLOY_MAX_BODY_BYTES", DEFAULT_MAX_BODY_BYTES),
+                max_bodies_bytes=_whole(env, "LLMDEPLOY_MAX_BODIES_BYTES", DEFAULT_MAX_BODIES_BYTES),
+                body_timeout_seconds=_positive(env, "LLMDEPLOY_BODY_TIMEOUT_SECONDS", DEFAULT_BODY_TIMEOUT_SECONDS),
                 max_in_flight=_whole(env, "LLMDEPLOY_MAX_IN_FLIGHT", DEFAULT_MAX_IN_FLIGHT),
                 cache_size=_whole(env, "LLMDEPLOY_CACHE_SIZE", DEFAULT_CACHE_SIZE),
                 graceful_shutdown_seconds=_positive(env, "LLMDEPLOY_GRACEFUL_SHUTDOWN_SECONDS",

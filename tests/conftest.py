@@ -16,10 +16,10 @@ from typing import Any
 
 import httpx
 import pytest
-
 from hooks.edge.templates import load_templates
 from hooks.rendering.templateset import TemplateSet
 from hooks.settings import Settings
+
 from tests.manifests import SHARED
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -122,6 +122,7 @@ def every_status_fits_the_crd(monkeypatch: pytest.MonkeyPatch) -> None:
     Metacontroller rewrite status on every sync."""
     import hooks.core.status
     from hooks.api.status import LLMDeploymentStatus
+
     from tests.crdschema import root_schema, schema_problems
 
     status_schema = root_schema()["properties"]["status"]

@@ -15,12 +15,12 @@ from typing import Any
 
 from hooks.canonical import dumps
 from hooks.contract.observed import parse_time
-from hooks.edge.templates import read_sources
 from hooks.core.facts import Facts
+from hooks.edge.templates import read_sources
 from hooks.settings import Settings
 from hooks.web.hook import Hook
-from hooks.workers.renderer import LocalRenderer
 from hooks.web.metrics import Metrics
+from hooks.workers.renderer import LocalRenderer
 
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 

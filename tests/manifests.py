@@ -10,10 +10,10 @@ from __future__ import annotations
 import argparse
 import importlib.machinery
 import importlib.util
+from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
 from types import ModuleType
-from collections.abc import Sequence
 from typing import Any
 
 import kubernetes_validate

@@ -13,8 +13,8 @@ from hooks.contract.response import encode_response
 from hooks.core.desired import desire, desired_inputs
 from hooks.core.facts import Facts
 from hooks.core.sync import SyncResult, sync
-from hooks.rendering.templateset import TemplateSet
 from hooks.edge.templates import read_sources
+from hooks.rendering.templateset import TemplateSet
 from hooks.settings import ChildSettings, Settings
 from hooks.web.hook import Hook
 from hooks.web.metrics import Metrics

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from hooks.rendering.templateset import TemplateSet
+
 from tests import metacontroller as mc
 from tests.syncing import run_sync
 

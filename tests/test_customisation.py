@@ -8,16 +8,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from hooks.errors import TemplateError
-from hooks.contract.request import parse_request
-from hooks.rendering.templateset import TemplateSet
 from hooks.edge.templates import load_templates
+from hooks.errors import TemplateError
+from hooks.rendering.templateset import TemplateSet
 from hooks.settings import ChildSettings
-from tests.syncing import encoded, run_sync
+
 from tests import metacontroller as mc
 from tests.conftest import ROOT
 from tests.manifests import builtin_errors
+from tests.syncing import run_sync
 
 CUSTOM = ROOT / "metacontroller" / "overlays" / "custom-templates" / "templates"
 SPEC: dict[str, Any] = {"model": {"uri": "hf://org/model"}, "canary": {"weight": 10}}

@@ -7,14 +7,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from hooks.contract.request import parse_request
 from hooks.edge.templates import load_templates
 from hooks.settings import ChildSettings
-from tests.syncing import encoded, run_sync
+
 from tests import metacontroller as mc
 from tests.conftest import ROOT
 from tests.manifests import builtin_errors
+from tests.syncing import run_sync
 
 DOC = ROOT / "docs" / "templates.md"
 EXAMPLE = re.compile(r"<!-- example: (?P<name>[\w-]+) -->\n```yaml\n(?P<body>.*?)```", re.S)

@@ -7,15 +7,13 @@ from typing import Any
 
 import pytest
 import yaml
-
-from hooks.contract.request import parse_request
-from hooks.rendering.templateset import TemplateSet
-from hooks.settings import Settings
-from tests.syncing import encoded, run_sync
 from hooks.api.validation import validate_resource
+from hooks.rendering.templateset import TemplateSet
+
 from tests import metacontroller as mc
 from tests.conftest import EXAMPLES
 from tests.manifests import builtin_errors, schema_errors
+from tests.syncing import run_sync
 
 
 def render_example(path: Path, templates: TemplateSet) -> list[dict[str, Any]]:

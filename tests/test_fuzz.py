@@ -10,15 +10,15 @@ from typing import Any
 
 import httpx
 import schemathesis
+from hooks.contract.lastapplied import LAST_APPLIED_ANNOTATION
+from hooks.core.facts import Facts
+from hooks.edge.templates import load_templates
+from hooks.settings import Settings
+from hooks.web.hook import Answer, Hook
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from schemathesis import GenerationMode
 
-from hooks.contract.lastapplied import LAST_APPLIED_ANNOTATION
-from hooks.edge.templates import load_templates
-from hooks.core.facts import Facts
-from hooks.settings import Settings
-from hooks.web.hook import Answer, Hook
 from tests import metacontroller as mc
 from tests.conftest import HookServer
 from tests.syncing import NOW, local_hook, run_sync

@@ -14,17 +14,16 @@ from typing import Any
 import httpx
 import pytest
 import yaml
-
 from hooks.api.crd import GROUP, PLURAL, VERSION
-from hooks.contract.request import parse_request
-from hooks.rendering.templateset import TemplateSet
 from hooks.edge.templates import load_templates
+from hooks.rendering.templateset import TemplateSet
 from hooks.settings import ChildSettings, Settings
-from tests.syncing import encoded, run_sync
+
 from tests import metacontroller as mc
 from tests.conftest import ROOT, HookServer
 from tests.crdschema import committed_crd
 from tests.manifests import require_shared_validator, schema_errors
+from tests.syncing import run_sync
 
 KUSTOMIZATIONS = ["metacontroller", "metacontroller/overlays/istio-v1beta1", "metacontroller/overlays/auth"]
 EVERYTHING = {"model": {"uri": "hf://o/m"}, "autoscaling": {}, "canary": {"match": [{"uri": {"prefix": "/"}}]}}

@@ -6,16 +6,15 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from hooks.canonical import loads
+from hooks.rendering.templateset import TemplateSet
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hooks.canonical import loads
-from hooks.contract.request import parse_request
-from hooks.rendering.templateset import TemplateSet
-from tests.syncing import encoded, run_sync
 from tests import metacontroller as mc
 from tests.manifests import builtin_errors, schema_errors, shared_validator
 from tests.strategies import specs
+from tests.syncing import encoded, run_sync
 
 FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 

@@ -12,11 +12,11 @@ import typing
 from typing import Any
 
 import pytest
-from pydantic import BaseModel
-
 from hooks.api.spec import LLMDeploymentSpec
 from hooks.errors import UnsafeToAnswer
 from hooks.rendering.templateset import TemplateSet
+from pydantic import BaseModel
+
 from tests import metacontroller as mc
 from tests.syncing import encoded, run_sync
 

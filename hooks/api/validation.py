@@ -10,9 +10,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from hooks.errors import SpecError
 from hooks.api.rules import violations, violations_where_valid
 from hooks.api.spec import RESOURCE_RULES, LLMDeploymentSpec
+from hooks.errors import SpecError
 
 
 def validate_resource(name: str, spec: Any) -> LLMDeploymentSpec:

@@ -9,7 +9,11 @@ from pathlib import Path
 from hooks.core.children import CHILD_TEMPLATES
 from hooks.core.exercise import exercise
 from hooks.errors import TemplateError
-from hooks.rendering.templateset import TemplateSet, TemplateSources, shipped_templates_dir
+from hooks.rendering.templateset import (
+    TemplateSet,
+    TemplateSources,
+    shipped_templates_dir,
+)
 from hooks.settings import ChildSettings
 
 MAX_TEMPLATE_FILES = 200

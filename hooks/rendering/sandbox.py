@@ -26,8 +26,8 @@ from typing import Any
 import jinja2
 from jinja2 import nodes
 from jinja2.environment import TemplateModule
-from jinja2.runtime import LoopContext
 from jinja2.exceptions import SecurityError
+from jinja2.runtime import LoopContext
 from jinja2.sandbox import ImmutableSandboxedEnvironment, safe_range
 from jinja2.utils import Namespace
 

@@ -17,12 +17,10 @@ from typing import Any
 import yaml
 
 from hooks.api.crd import generate_crd
-from hooks.edge.templates import read_sources
 from hooks.errors import LLMDeployError
 from hooks.settings import Settings
 from hooks.tools.render import render
 from hooks.tools.templates import DEFAULT_CONTROLLER, DEFAULT_EXAMPLES, check_folder
-from hooks.workers.pool import worker_pool
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8080
@@ -82,8 +80,6 @@ def _serve(settings: Settings, host: str, port: int, workers: int) -> int:
     from hooks.web.server import serve
 
     configure_logging(settings.logging.level, settings.logging.format)
-    with worker_pool(settings, size=1) as pool:
-        pool.load(read_sources(settings.templates.folder))  # refuse to start with broken templates
     serve(settings, host, port, workers)
     return 0
 

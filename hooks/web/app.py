@@ -28,6 +28,7 @@ from hooks.edge.gather import FactGatherer
 from hooks.edge.templates import read_sources
 from hooks.errors import TemplateError
 from hooks.settings import Settings
+from hooks.web.admission import BodyBudget, Refused
 from hooks.web.hook import Answer, Hook, error
 from hooks.web.logs import FIELDS
 from hooks.web.metrics import CONTENT_TYPE, Metrics
@@ -68,20 +69,6 @@ def json_response(body: Any, status_code: int = 200) -> Response:
     return Response(dumps(body), status_code=status_code, media_type="application/json")
 
 
-async def read_limited(request: Request, limit: int) -> bytes | None:
-    """The request body, or None as soon as it is known to exceed `limit` bytes."""
-    declared = request.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > limit:
-        return None
-    chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            return None
-        chunks.append(chunk)
-    return b"".join(chunks)
-
-
 def create_app(settings: Settings, metrics: Metrics | None = None, facts: FactGatherer | None = None,
                renderer: Renderer | None = None) -> FastAPI:
     """The app, with its own render workers unless given a renderer; nothing is served until
@@ -97,6 +84,8 @@ def create_app(settings: Settings, metrics: Metrics | None = None, facts: FactGa
     cpu = anyio.CapacityLimiter(1)  # one decode or sync at a time: they are pure CPU under one GIL
     renders = anyio.CapacityLimiter(settings.render.workers)
     in_flight = 0  # touched only on the event loop
+    server = settings.server
+    bodies = BodyBudget(server.max_body_bytes, server.max_bodies_bytes, server.body_timeout_seconds)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -114,11 +103,7 @@ def create_app(settings: Settings, metrics: Metrics | None = None, facts: FactGa
     app = FastAPI(title="llmdeploy sync hook", version="0.1.0", docs_url=None, redoc_url=None, lifespan=lifespan)
     app.state.hook = hook
 
-    async def admitted(request: Request) -> Answer:
-        body = await read_limited(request, settings.server.max_body_bytes)
-        if body is None:
-            return error(413, "too_large", "RequestTooLarge",
-                         f"the request body exceeds {settings.server.max_body_bytes} bytes")
+    async def admitted(body: bytes) -> Answer:
         decoded = await anyio.to_thread.run_sync(hook.decode, body, limiter=cpu)
         if isinstance(decoded, Answer):
             return decoded
@@ -144,24 +129,28 @@ def create_app(settings: Settings, metrics: Metrics | None = None, facts: FactGa
         nonlocal in_flight
         started = time.perf_counter()
         request_id = request.headers.get("x-request-id") or os.urandom(16).hex()
-        if not hook.authorized(request.headers.get("authorization")):
-            answer = error(401, "unauthorized", "Unauthorized", "a valid Authorization: Bearer token is required")
-        elif in_flight >= settings.server.max_in_flight:
-            answer = error(429, "overloaded", "TooManyRequests",
-                           f"{in_flight} syncs in flight; retry in {RETRY_AFTER_SECONDS}s")
-        else:
-            in_flight += 1
-            metrics.in_flight.inc()
-            try:
-                answer = await admitted(request)
-            finally:
-                in_flight -= 1
-                metrics.in_flight.dec()
+        try:
+            if not hook.authorized(request.headers.get("authorization")):
+                raise Refused(error(401, "unauthorized", "Unauthorized",
+                                    "a valid Authorization: Bearer token is required"))
+            async with bodies.body(request) as body:
+                if in_flight >= settings.server.max_in_flight:
+                    raise Refused(error(429, "overloaded", "TooManyRequests",
+                                        f"{in_flight} syncs in flight; retry in {RETRY_AFTER_SECONDS}s"))
+                in_flight += 1
+                metrics.in_flight.inc()
+                try:
+                    answer = await admitted(body)
+                finally:
+                    in_flight -= 1
+                    metrics.in_flight.dec()
+        except Refused as refused:
+            answer = refused.answer
         elapsed = time.perf_counter() - started
         metrics.observe("sync", answer.outcome, elapsed)
         fields = {**answer.fields, "outcome": answer.outcome, "status": answer.status_code,
                   "duration_ms": round(elapsed * 1000, 2), "request_id": request_id}
-        log.log(logging.INFO if answer.status_code < 500 else logging.ERROR, "sync", extra={FIELDS: fields})
+        log.log(logging.ERROR if answer.status_code >= 500 else logging.INFO, "sync", extra={FIELDS: fields})
         headers = {"x-request-id": request_id}
         if answer.status_code == 401:
             headers["WWW-Authenticate"] = "Bearer"

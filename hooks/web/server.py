@@ -17,8 +17,10 @@ from typing import Any
 import uvicorn
 from uvicorn.supervisors import Multiprocess
 
+from hooks.edge.templates import read_sources
 from hooks.settings import Settings
 from hooks.web.app import create_app
+from hooks.workers.pool import worker_pool
 
 DRAIN_SECONDS = 1.0  # enough for the loop to read every accepted connection, sync by sync
 
@@ -38,17 +40,25 @@ GIL_SWITCH_SECONDS = 0.0005
 
 def serve(settings: Settings, host: str, port: int, workers: int) -> None:
     """Serve in this process, draining on shutdown, or with `workers` processes (uvicorn's own
-    workers, which shut down without the drain: in Kubernetes, prefer replicas)."""
+    workers, which shut down without the drain: in Kubernetes, prefer replicas). Refuses to
+    start (TemplateError) while the template set is broken."""
     sys.setswitchinterval(GIL_SWITCH_SECONDS)
+    renderer = worker_pool(settings, size=1 if workers > 1 else None)
+    try:
+        renderer.load(read_sources(settings.templates.folder))
+    except BaseException:
+        renderer.close()
+        raise
     common: dict[str, Any] = {
         "host": host, "port": port, "log_config": None, "access_log": False,
         "timeout_graceful_shutdown": settings.server.graceful_shutdown_seconds,
         "ssl_certfile": settings.server.tls_cert_file, "ssl_keyfile": settings.server.tls_key_file,
     }
     if workers > 1:
+        renderer.close()  # it only checked the set: each worker process starts its own
         # Each worker builds its app from the environment; metrics are summed across them.
         os.environ.setdefault("PROMETHEUS_MULTIPROC_DIR", tempfile.mkdtemp(prefix="llmdeploy-metrics-"))
         config = uvicorn.Config("hooks.web.app:create_app_from_env", factory=True, workers=workers, **common)
         Multiprocess(config, sockets=[config.bind_socket()]).run()
     else:
-        DrainingServer(uvicorn.Config(create_app(settings), **common)).run()
+        DrainingServer(uvicorn.Config(create_app(settings, renderer=renderer), **common)).run()

@@ -8,12 +8,18 @@ from typing import Any
 
 import pytest
 import yaml
-
-from hooks.tools.cli import crd_yaml
-from hooks.errors import SpecError
 from hooks.api.validation import validate_resource
+from hooks.errors import SpecError
+from hooks.tools.cli import crd_yaml
+
 from tests.conftest import EXAMPLES
-from tests.crdschema import CRD_FILE, admission_problems, committed_crd, root_schema, schema_problems
+from tests.crdschema import (
+    CRD_FILE,
+    admission_problems,
+    committed_crd,
+    root_schema,
+    schema_problems,
+)
 from tests.manifests import schema_errors
 
 RESOURCE = {"apiVersion": "serving.llmdeploy.io/v1alpha1", "kind": "LLMDeployment",

@@ -1,10 +1,9 @@
 from __future__ import annotations
 
 import pytest
+from hooks.api.quantity import QuantityError, canonical_quantity, is_quantity
 from hypothesis import given
 from hypothesis import strategies as st
-
-from hooks.api.quantity import QuantityError, canonical_quantity, is_quantity
 
 
 @pytest.mark.parametrize(("given_value", "canonical"), [

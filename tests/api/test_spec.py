@@ -8,9 +8,8 @@ from typing import Any
 
 import pytest
 from annotated_types import MinLen
-from pydantic.fields import FieldInfo
-
 from hooks.api.spec import Override, SpecModel
+from pydantic.fields import FieldInfo
 
 OVERRIDES = sorted(Override.__subclasses__(), key=lambda c: c.__name__)
 

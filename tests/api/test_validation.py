@@ -5,10 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-
-from hooks.errors import SpecError
 from hooks.api.spec import LLMDeploymentSpec
 from hooks.api.validation import validate_resource
+from hooks.errors import SpecError
 
 MODEL = {"uri": "hf://meta-llama/Llama-3.1-8B-Instruct"}
 

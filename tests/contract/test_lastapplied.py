@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from hooks.contract.lastapplied import Fingerprint, go_json, parse, was_applied
+
 from tests.metacontroller import go_marshal
 
 OBJ = {"kind": "Deployment", "metadata": {"name": "a", "annotations": {"n": "a<b & c>d \u2028 é"}}, "spec": {"x": 1}}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from hooks.contract.lastapplied import LAST_APPLIED_ANNOTATION
 from hooks.contract.request import parse_request
+
 from tests import metacontroller as mc
 
 

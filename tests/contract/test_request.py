@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-
 from hooks.contract.request import parse_request
 from hooks.errors import RequestError
+
 from tests import metacontroller as mc
 
 

@@ -12,9 +12,9 @@ that hooks/core/engines.py encodes):
 from __future__ import annotations
 
 import pytest
-
 from hooks.api.validation import validate_resource
 from hooks.core.engines import PROFILES
+
 from tests.core.test_view import view_of
 
 NEEDS = {

@@ -10,8 +10,12 @@ import threading
 from pathlib import Path
 
 import pytest
-
-from hooks.core.sources import COMPLETE_MARKER, MODEL_CACHE_PATH, download_directory, locate
+from hooks.core.sources import (
+    COMPLETE_MARKER,
+    MODEL_CACHE_PATH,
+    download_directory,
+    locate,
+)
 from hooks.settings import DEFAULT_DOWNLOADER_IMAGES
 
 # A stand-in for `aws s3 sync SRC .`, `gcloud storage rsync --recursive SRC .`, and the

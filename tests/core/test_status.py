@@ -3,9 +3,8 @@ plan and the previous status; first directly, without templates, then through th
 
 from __future__ import annotations
 
-from typing import Any
-
 from datetime import datetime, timezone
+from typing import Any
 
 from hooks.api.status import LLMDeploymentStatus
 from hooks.contract.lastapplied import Fingerprint
@@ -16,6 +15,7 @@ from hooks.core.plans import Plan, TrackPlan
 from hooks.core.status import frozen_status, status
 from hooks.core.traffic import TrafficSplit
 from hooks.rendering.templateset import TemplateSet
+
 from tests import metacontroller as mc
 from tests.syncing import NOW, NOW_TEXT, run_sync
 

@@ -7,14 +7,14 @@ import json
 from typing import Any
 
 import pytest
-
-from hooks.errors import UnsafeToAnswer
 from hooks.contract.lastapplied import LAST_APPLIED_ANNOTATION
-from hooks.rendering.templateset import TemplateSet
 from hooks.core.sync import SyncResult
-from tests.syncing import encoded, run_sync
+from hooks.errors import UnsafeToAnswer
+from hooks.rendering.templateset import TemplateSet
+
 from tests import metacontroller as mc
 from tests.conftest import load_sample
+from tests.syncing import encoded, run_sync
 
 SPEC = {"model": {"uri": "hf://meta-llama/Llama-3.1-8B-Instruct"}, "canary": {"weight": 20}}
 

@@ -8,6 +8,7 @@ from datetime import datetime, timezone
 from hooks.contract.request import parse_request
 from hooks.edge.gather import FactGatherer, utc_now
 from hooks.settings import Settings
+
 from tests import metacontroller as mc
 from tests.web.test_app import call, local_app
 

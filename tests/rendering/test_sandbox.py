@@ -10,7 +10,6 @@ from typing import Any
 
 import jinja2
 import pytest
-
 from hooks.core.exercise import EVERY_BRANCH
 from hooks.core.view import View
 from hooks.edge.templates import load_templates, read_sources
@@ -20,6 +19,7 @@ from hooks.settings import ChildSettings, Settings, TemplateSettings
 from hooks.tools.templates import check_folder
 from hooks.web.reload import TemplateReloader
 from hooks.workers.renderer import LocalRenderer
+
 from tests.core.test_view import view_of
 from tests.rendering.escapes import ESCAPES, ISSUE_PAYLOADS
 

@@ -4,11 +4,10 @@ from typing import Any
 
 import pytest
 import yaml
-from hypothesis import given
-from hypothesis import strategies as st
-
 from hooks.canonical import dumps, loads
 from hooks.rendering.scalars import without_nulls, yaml_scalar
+from hypothesis import given
+from hypothesis import strategies as st
 
 LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 

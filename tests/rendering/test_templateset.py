@@ -7,12 +7,14 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from hooks.core.children import CHILD_TEMPLATES
-from hooks.edge.templates import load_templates
+from hooks.edge.templates import load_templates, read_folder, read_sources
 from hooks.errors import TemplateError
-from hooks.edge.templates import read_folder, read_sources
-from hooks.rendering.templateset import TemplateSet, TemplateSources, shipped_templates_dir
+from hooks.rendering.templateset import (
+    TemplateSet,
+    TemplateSources,
+    shipped_templates_dir,
+)
 from hooks.settings import ChildSettings
 
 

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 import yaml
-
-from hooks.tools.cli import main
 from hooks.contract.lastapplied import LAST_APPLIED_ANNOTATION
+from hooks.tools.cli import main
+
 from tests.conftest import ROOT
 
 CLI = str(Path(sys.executable).parent / "llmdeploy")

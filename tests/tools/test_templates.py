@@ -7,9 +7,9 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from hooks.settings import Settings
 from hooks.tools.templates import check_folder, plural
+
 from tests.conftest import ROOT
 from tests.test_customisation import CUSTOM
 

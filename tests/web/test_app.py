@@ -7,16 +7,16 @@ import json
 from pathlib import Path
 from typing import Any
 
+import hooks.web.hook
 import httpx
 import pytest
 from fastapi import FastAPI
-
-import hooks.web.hook
-from hooks.web.app import create_app
-from hooks.workers.renderer import LocalRenderer
 from hooks.contract.lastapplied import LAST_APPLIED_ANNOTATION
 from hooks.rendering.templateset import shipped_templates_dir
 from hooks.settings import Settings, TemplateSettings
+from hooks.web.app import create_app
+from hooks.workers.renderer import LocalRenderer
+
 from tests import metacontroller as mc
 from tests.conftest import HookServer, load_sample
 from tests.syncing import timeless

@@ -8,18 +8,18 @@ from typing import Any
 
 import pytest
 import yaml
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
 from hooks.contract.request import parse_request
 from hooks.core.desired import DesiredInputs, desire, desired_inputs
-from hooks.edge.templates import load_templates
 from hooks.core.facts import Facts
 from hooks.core.sync import sync
+from hooks.edge.templates import load_templates
 from hooks.errors import UnsafeToAnswer
 from hooks.rendering.templateset import TemplateSet
 from hooks.settings import ChildSettings
 from hooks.web.cache import DesiredCache
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from tests import metacontroller as mc
 from tests.conftest import EXAMPLES, SAMPLES
 from tests.strategies import specs

@@ -12,9 +12,9 @@ from typing import Any
 
 import httpx
 import pytest
-
-from hooks.web.logs import FIELDS, JSONFormatter, TextFormatter
 from hooks.settings import ServerSettings, Settings
+from hooks.web.logs import FIELDS, JSONFormatter, TextFormatter
+
 from tests import metacontroller as mc
 from tests.conftest import HookServer
 from tests.syncing import timeless

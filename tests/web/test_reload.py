@@ -9,11 +9,11 @@ from pathlib import Path
 
 import httpx
 import pytest
-
-from hooks.settings import ChildSettings, Settings, TemplateSettings
 from hooks.edge.templates import read_sources
+from hooks.settings import ChildSettings, Settings, TemplateSettings
 from hooks.web.reload import TemplateReloader
 from hooks.workers.renderer import LocalRenderer
+
 from tests import metacontroller as mc
 from tests.conftest import HookServer
 

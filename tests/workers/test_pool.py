@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from hooks.core.desired import DesiredInputs
 from hooks.core.traffic import Availability
 from hooks.edge.templates import read_sources
@@ -19,6 +18,7 @@ from hooks.errors import Busy, TemplateError
 from hooks.rendering.templateset import TemplateSources
 from hooks.settings import ChildSettings
 from hooks.workers.pool import WorkerPool
+
 from tests.rendering.escapes import BOMBS
 
 BUDGET_SECONDS = 1.0
