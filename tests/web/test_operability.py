@@ -6,6 +6,7 @@ import concurrent.futures
 import json
 import re
 import signal
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,7 @@ from hooks.settings import ServerSettings, Settings
 from hooks.web.logs import FIELDS, JSONFormatter, TextFormatter
 
 from tests import metacontroller as mc
-from tests.conftest import HookServer
+from tests.conftest import HookServer, free_port
 from tests.syncing import timeless
 from tests.web.test_app import call, local_app
 
@@ -181,6 +182,21 @@ def test_text_logs_for_people() -> None:
     assert json.loads(JSONFormatter().format(record))["parent"] == "ml/a"
 
 
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_metrics_on_a_port_of_their_own(workers: str) -> None:
+    port = free_port()
+    server = HookServer(args=["--workers", workers], env={"LLMDEPLOY_METRICS_PORT": str(port),
+                                                         "LLMDEPLOY_LOG_LEVEL": "WARNING"})
+    try:
+        server.wait_ready("/readyz", timeout=60)
+        for body in bodies()[:3]:
+            assert httpx.post(server.url + "/sync", content=body, headers={"connection": "close"}).status_code == 200
+        text = httpx.get(f"http://127.0.0.1:{port}/metrics").text
+        assert metric(text, "llmdeploy_hook_requests_total", outcome="ok") == 3
+    finally:
+        server.stop()
+
+
 def test_workers_answer_identically_and_metrics_sum() -> None:
     server = HookServer(args=["--workers", "2"], env={"LLMDEPLOY_LOG_LEVEL": "WARNING"})
     try:
@@ -191,5 +207,66 @@ def test_workers_answer_identically_and_metrics_sum() -> None:
         assert all(a == answers[0] for a in answers)
         text = httpx.get(server.url + "/metrics").text
         assert metric(text, "llmdeploy_hook_requests_total", outcome="ok") == 40
+    finally:
+        server.stop()
+
+
+# Measured by test_memory_stays_within_what_admission_allows (MiB, and MiB per MiB of body).
+SERVER_START_MIB = 90
+RENDER_WORKER_START_MIB = 70
+PER_BODY_BYTE = 6
+
+
+def process_tree_rss_mib(pid: int) -> dict[int, int]:
+    """Resident memory of a process and of its children, per process."""
+    found = {pid}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                    found.add(int(entry.name))
+            except (OSError, ValueError, IndexError):
+                continue
+    sizes = {}
+    for process in found:
+        try:
+            status = Path(f"/proc/{process}/status").read_text()
+        except OSError:
+            continue
+        sizes[process] = next(int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS:")) >> 10
+    return sizes
+
+
+def test_memory_stays_within_what_admission_allows() -> None:
+    """Twelve 8 MiB syncs at once (more than the body budget admits): the server grows by at
+    most PER_BODY_BYTE times the budget, and every sync is answered 200 or 429."""
+    big = {"apiVersion": "v1", "kind": "ConfigMap",
+           "metadata": {"name": "big", "namespace": "ml", "annotations": {"blob": "x" * (8 << 20)}}}
+    body = json.dumps(mc.request(mc.parent({"model": {"uri": "hf://org/model"}}), [big])).encode()
+    server = HookServer(env={"LLMDEPLOY_LOG_LEVEL": "WARNING"})
+    try:
+        server.wait_ready("/readyz")
+        time.sleep(0.5)
+        start = process_tree_rss_mib(server.process.pid)
+        assert start[server.process.pid] <= SERVER_START_MIB
+        assert all(size <= RENDER_WORKER_START_MIB for pid, size in start.items() if pid != server.process.pid)
+        peak = [0]
+        done = False
+
+        def sample() -> None:
+            while not done:
+                peak[0] = max(peak[0], process_tree_rss_mib(server.process.pid).get(server.process.pid, 0))
+                time.sleep(0.02)
+
+        sampler = threading.Thread(target=sample)
+        sampler.start()
+        with concurrent.futures.ThreadPoolExecutor(max_workers=12) as pool:
+            codes = list(pool.map(lambda _: httpx.post(server.url + "/sync", content=body, timeout=60).status_code,
+                                  range(24)))
+        done = True
+        sampler.join()
+        assert set(codes) <= {200, 429} and 200 in codes
+        budget_mib = Settings().server.max_bodies_bytes >> 20
+        assert peak[0] - start[server.process.pid] <= PER_BODY_BYTE * budget_mib, (peak[0], start)
     finally:
         server.stop()
