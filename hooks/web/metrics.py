@@ -1,15 +1,15 @@
-"""Prometheus metrics of the hook, served at GET /metrics.
+"""Prometheus metrics of the hook, served at GET /metrics (and alone on the metrics port).
 
 One `Metrics` object per process, built by the app. With several worker processes
 (`--workers`), prometheus_client's multiprocess mode sums them: the CLI points
-PROMETHEUS_MULTIPROC_DIR at a private folder before the workers start.
+PROMETHEUS_MULTIPROC_DIR at a private folder before the workers start; the resources-by-phase
+gauge is merged from the workers' books (see `hooks.web.phases`).
 """
 
 from __future__ import annotations
 
 import os
-import threading
-from collections import OrderedDict
+from pathlib import Path
 
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
@@ -22,16 +22,17 @@ from prometheus_client import (
     start_http_server,
 )
 
+from hooks.web.phases import BookCollector, PhaseBook, SharedBooks
+
 LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
-MAX_TRACKED_RESOURCES = 100_000  # the phase gauge remembers this many resources, newest first
-PHASES = ("Pending", "Progressing", "Ready", "Degraded", "Invalid", "Paused")
 CONTENT_TYPE = CONTENT_TYPE_LATEST
+MULTIPROCESS_FOLDER = "PROMETHEUS_MULTIPROC_DIR"
 
 
 class Metrics:
     def __init__(self) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
-        self.multiprocess = "PROMETHEUS_MULTIPROC_DIR" in os.environ
+        self.multiprocess = MULTIPROCESS_FOLDER in os.environ
         self.requests = Counter("llmdeploy_hook_requests", "Hook requests answered, by hook and outcome.",
                                 ["hook", "outcome"], registry=self.registry)
         self.latency = Histogram("llmdeploy_hook_request_duration_seconds", "Time to answer a hook request.",
@@ -42,28 +43,18 @@ class Metrics:
                                ["result"], registry=self.registry)
         self.in_flight = Gauge("llmdeploy_hook_in_flight", "Sync requests being answered now.",
                                registry=self.registry, multiprocess_mode="livesum")
-        self.phases = Gauge("llmdeploy_resources", "LLMDeployments by the phase their last sync reported.",
-                            ["phase"], registry=self.registry, multiprocess_mode="livesum")
-        self._last_phase: OrderedDict[str, str] = OrderedDict()
-        self._lock = threading.Lock()
-        for phase in PHASES:
-            self.phases.labels(phase).set(0)
+        self.phases = PhaseBook()
+        if self.multiprocess:
+            SharedBooks(Path(os.environ[MULTIPROCESS_FOLDER])).writer(self.phases)
+        else:
+            self.registry.register(BookCollector(self.phases))
 
     def observe(self, hook: str, outcome: str, seconds: float) -> None:
         self.requests.labels(hook, outcome).inc()
         self.latency.labels(hook, outcome).observe(seconds)
 
     def saw_phase(self, resource: str, phase: str) -> None:
-        """Remember `resource`'s latest phase (bounded: the oldest resource is forgotten)."""
-        with self._lock:  # syncs run on several threads
-            previous = self._last_phase.pop(resource, None)
-            if previous is not None:
-                self.phases.labels(previous).dec()
-            self._last_phase[resource] = phase
-            self.phases.labels(phase).inc()
-            if len(self._last_phase) > MAX_TRACKED_RESOURCES:
-                _, oldest = self._last_phase.popitem(last=False)
-                self.phases.labels(oldest).dec()
+        self.phases.saw(resource, phase)
 
     def reloaded(self, ok: bool) -> None:
         self.reloads.labels("ok" if ok else "error").inc()
@@ -76,6 +67,7 @@ def workers_registry() -> CollectorRegistry:
     """A registry that sums what every worker process of `serve --workers N` records."""
     registry = CollectorRegistry()
     multiprocess.MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
+    registry.register(SharedBooks(Path(os.environ[MULTIPROCESS_FOLDER])).collector())
     return registry
 
 

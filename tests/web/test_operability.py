@@ -270,3 +270,30 @@ def test_memory_stays_within_what_admission_allows() -> None:
         assert peak[0] - start[server.process.pid] <= PER_BODY_BYTE * budget_mib, (peak[0], start)
     finally:
         server.stop()
+
+
+def test_each_resource_counts_once_across_workers() -> None:
+    server = HookServer(args=["--workers", "2"], env={"LLMDEPLOY_LOG_LEVEL": "WARNING"})
+    try:
+        server.wait_ready("/readyz", timeout=60)
+        for _ in range(4):  # every resource reaches both workers, most likely
+            for body in bodies()[:10]:
+                assert httpx.post(server.url + "/sync", content=body, headers={"connection": "close"}).status_code == 200
+        time.sleep(2.5)  # each worker writes its book at most once a second
+        text = httpx.get(server.url + "/metrics").text
+        assert metric(text, "llmdeploy_resources", phase="Pending") == 10
+        assert metric(text, "llmdeploy_resources") == 10
+    finally:
+        server.stop()
+
+
+def test_a_resource_counts_in_its_latest_phase_only() -> None:
+    from hooks.web.phases import PhaseBook, counts
+
+    book = PhaseBook()
+    book.saw("ml/a", "Pending")
+    book.saw("ml/b", "Pending")
+    book.saw("ml/a", "Ready")
+    other = {"ml/a": ("Degraded", 0.0), "ml/c": ("Invalid", 1.0)}  # another worker, older news of ml/a
+    assert counts([book.snapshot(), other]) == {"Pending": 1, "Progressing": 0, "Ready": 1, "Degraded": 0,
+                                                 "Invalid": 1, "Paused": 0}
