@@ -63,14 +63,20 @@ EFFECTS: list[tuple[str, Any]] = [
     ("model.cache", {"claimName": "models"}),
     ("engine.type", "tgi"), ("engine.image", "registry.example.com/vllm:3"), ("engine.args", ["--z"]),
     ("engine.env[0].name", "Z"), ("engine.env[0].value", "9"),
-    ("engine.env[1].valueFrom", {"secretKeyRef": {"name": "s", "key": "other"}}),
+    ("engine.env[1].valueFrom", {"secretKeyRef": {"name": "s", "key": "other", "optional": True}}),
+    ("engine.env[1].valueFrom", {"configMapKeyRef": {"name": "c", "key": "k"}}),
+    ("engine.env[1].valueFrom", {"fieldRef": {"fieldPath": "metadata.name", "apiVersion": "v1"}}),
+    ("engine.env[1].valueFrom", {"resourceFieldRef": {"containerName": "engine", "resource": "limits.memory",
+                                                      "divisor": "1Mi"}}),
     ("engine.maxModelLen", 8192), ("engine.tensorParallelSize", 1), ("engine.port", 9000),
     ("resources.gpu.count", 4), ("resources.gpu.resourceName", "amd.com/gpu"), ("resources.gpu.product", "A100"),
     ("resources.cpu", "8"), ("resources.memory", "64Gi"),
     ("autoscaling", None), ("autoscaling & replicas", (None, 3)),
     ("autoscaling.minReplicas", 2), ("autoscaling.maxReplicas", 5), ("autoscaling.scaleDownStabilizationSeconds", 60),
     ("autoscaling.metrics[0].type", "gpu-utilization"), ("autoscaling.metrics[0].target", 6),
-    ("autoscaling.metrics[1].name", "r"), ("autoscaling.metrics[1].selector", {"matchLabels": {"q": "b"}}),
+    ("autoscaling.metrics[1].name", "r"),
+    ("autoscaling.metrics[1].selector", {"matchLabels": {"q": "b"},
+                                         "matchExpressions": [{"key": "t", "operator": "In", "values": ["x"]}]}),
     ("canary.weight", 20), ("canary.replicas", 2),
     ("canary.model.uri", "s3://models/other"), ("canary.model.revision", "9"), ("canary.model.servedName", "other"),
     ("canary.model.quantization", "fp8"), ("canary.model.credentialsSecret", "other"),
@@ -88,7 +94,22 @@ EFFECTS: list[tuple[str, Any]] = [
     ("traffic.istio", False), ("traffic.hosts", ["i.example.com"]), ("traffic.gateways", ["istio-system/other"]),
     ("traffic.timeoutSeconds", 300), ("traffic.retries.attempts", 3), ("traffic.retries.perTryTimeoutSeconds", 30),
     ("traffic.retries.retryOn", "reset"), ("traffic.loadBalancer", "ROUND_ROBIN"),
-    ("pod.nodeSelector", {"pool": "b"}), ("pod.affinity", {"podAntiAffinity": {}}), ("pod.labels", {"team": "b"}),
+    ("pod.nodeSelector", {"pool": "b"}), ("pod.labels", {"team": "b"}),
+    ("pod.affinity", {"nodeAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+            {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}],
+             "matchFields": [{"key": "metadata.name", "operator": "NotIn", "values": ["n1"]}]}]},
+        "preferredDuringSchedulingIgnoredDuringExecution": [
+            {"weight": 10, "preference": {"matchExpressions": [{"key": "gpu", "operator": "Exists"}]}}]}}),
+    ("pod.affinity", {"podAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": [{
+            "labelSelector": {"matchLabels": {"app": "cache"}}, "namespaceSelector": {"matchLabels": {"t": "a"}},
+            "namespaces": ["ml"], "topologyKey": "kubernetes.io/hostname", "matchLabelKeys": ["pod-template-hash"],
+            "mismatchLabelKeys": ["tenant"]}],
+        "preferredDuringSchedulingIgnoredDuringExecution": [
+            {"weight": 5, "podAffinityTerm": {"topologyKey": "zone"}}]},
+        "podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+            {"weight": 5, "podAffinityTerm": {"topologyKey": "kubernetes.io/hostname"}}]}}),
     ("pod.annotations", {"note": "b"}), ("pod.serviceAccountName", "other"), ("pod.priorityClassName", "low"),
     ("pod.imagePullSecrets[0].name", "other"), ("pod.tolerations[0].key", "other"),
     ("pod.tolerations[0]", {"key": "spot", "operator": "Exists"}), ("pod.tolerations[0].value", "no"),
@@ -169,8 +190,27 @@ def covered(path: str, value: Any) -> set[tuple[str, str]]:
                 pending.pop(0)  # the index or map key
         model = inner[0]
     else:
-        if isinstance(value, dict):  # a whole object set: its own keys are exercised too
-            out |= {(model.__name__, n) for n, f in model.model_fields.items() if (f.alias or n) in value}
+        out |= fields_in(model, value)  # a whole object set: what it holds is exercised too
+    return out
+
+
+def fields_in(model: type[BaseModel], value: Any) -> set[tuple[str, str]]:
+    """The (model, field) pairs a value for `model` sets, all the way down."""
+    if isinstance(value, list):
+        return set().union(*(fields_in(model, item) for item in value))
+    if not isinstance(value, dict):
+        return set()
+    out: set[tuple[str, str]] = set()
+    for name, field in model.model_fields.items():
+        key = field.alias or name
+        if key in value:
+            out.add((model.__name__, name))
+            inner = model_of(field.annotation)
+            if inner is not None:
+                item = value[key]
+                for marker in inner[1]:
+                    item = list(item.values()) if marker == "{" and isinstance(item, dict) else item
+                out |= fields_in(inner[0], item)
     return out
 
 

@@ -2,19 +2,37 @@
 
 The hook validates with these models; `llmdeploy crd` generates the CRD's schema from them, so
 descriptions, defaults, enums, bounds and CEL rules are written here once. Field names are the
-API's camelCase. The canary's partial overrides (`*Override`) have exactly the fields of
-their full models, all optional; a test holds them to it.
+API's camelCase. Every value that reaches a child carries the syntax rule Kubernetes applies
+there (`hooks.api.syntax`, `hooks.api.kube`). The canary's partial overrides (`*Override`)
+have exactly the fields of their full models, all optional; a test holds them to it.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, ClassVar, Literal
 
-from pydantic import BeforeValidator, ConfigDict, Field, WithJsonSchema
-from pydantic.alias_generators import to_camel
+from pydantic import Field
 
-from hooks.api.quantity import QUANTITY_PATTERN, is_quantity
-from hooks.api.rules import Rule, RuledModel
+from hooks.api.base import SpecModel
+from hooks.api.kube import Affinity, EnvVarSource, LabelSelector, Toleration
+from hooks.api.rules import Rule
+from hooks.api.syntax import (
+    DNS_SUBDOMAIN_PATTERN,
+    ENV_NAME_PATTERN,
+    EXTENDED_RESOURCE_PATTERN,
+    IMAGE_PATTERN,
+    INT32_MAX,
+    AnnotationMap,
+    DNSSubdomain,
+    DNSSubdomainOrEmpty,
+    Int32,
+    IntOrPercent,
+    IntOrPercentUpTo100,
+    LabelMap,
+    LabelValue,
+    Quantity,
+    qualified_keys,
+)
 
 # The longest suffix is "-canary" (7) and label values stop at 63 characters; 45 leaves room
 # for suffixes platform teams add in their own templates.
@@ -37,53 +55,22 @@ RESOURCE_RULES = (
     Rule(f"self.metadata.name.matches(r'{NAME_PATTERN}')", "must be a DNS label: lowercase letters, digits and "
          "'-', starting with a letter (it names a Service)", ".metadata.name"),
 )
-PERCENT_PATTERN = r"^[0-9]+%$"
-EXTENDED_RESOURCE_PATTERN = r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?/[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$"
+# Generation, requests and retries take minutes; a day bounds what any of them may ask for.
+MAX_REQUEST_SECONDS = 86400
+MAX_STARTUP_SECONDS = 7 * 86400
+MAX_GPUS = 1024
+HOST_PATTERN = r"^(\*|(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*)$"
+GATEWAY_PATTERN = r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?/)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+HEADER_PATTERN = r"^[-_a-z0-9]+$"
+RETRY_ON_PATTERN = r"^[-a-z0-9]+(,[-a-z0-9]+)*$"
+METRIC_NAME_PATTERN = r"^[^/%]+$"
 
-
-def _quantity(value: Any) -> Any:
-    if not is_quantity(value):
-        raise ValueError("must be a Kubernetes quantity such as 4, 500m or 32Gi")
-    return value
-
-
-def _int_or_percent(value: Any) -> Any:
-    ok = (isinstance(value, int) and not isinstance(value, bool) and value >= 0) or (
-        isinstance(value, str) and value.endswith("%") and value[:-1].isdigit() and value[:-1].isascii()
-    )
-    if not ok:
-        raise ValueError("must be a whole number or a percentage such as 25%")
-    return value
-
-
-Quantity = Annotated[
-    str | int,
-    BeforeValidator(_quantity),
-    WithJsonSchema({"x-kubernetes-int-or-string": True, "pattern": QUANTITY_PATTERN}),
-]
-IntOrPercent = Annotated[
-    int | str,
-    BeforeValidator(_int_or_percent),
-    WithJsonSchema({"x-kubernetes-int-or-string": True, "pattern": PERCENT_PATTERN}),
-]
-FreeForm = Annotated[
-    dict[str, Any],
-    WithJsonSchema({"type": "object", "x-kubernetes-preserve-unknown-fields": True}),
-]
 Quantization = Literal["none", "awq", "gptq", "fp8", "int8", "bitsandbytes"]
 EngineType = Literal["vllm", "tgi", "sglang", "triton"]
-
-
-class SpecModel(RuledModel):
-    model_config = ConfigDict(
-        alias_generator=to_camel,
-        validate_by_alias=True,
-        validate_by_name=False,
-        serialize_by_alias=True,
-        extra="forbid",
-        strict=True,
-        frozen=True,
-    )
+Image = Annotated[str, Field(max_length=1024, pattern=IMAGE_PATTERN)]
+Host = Annotated[str, Field(min_length=1, max_length=253, pattern=HOST_PATTERN)]
+Gateway = Annotated[str, Field(min_length=1, max_length=317, pattern=GATEWAY_PATTERN)]
+ClaimName = Annotated[str, Field(min_length=1, max_length=253, pattern=DNS_SUBDOMAIN_PATTERN)]
 
 
 class Override(SpecModel):
@@ -97,8 +84,8 @@ class ModelCache(SpecModel):
     cel_rules = (Rule("!(has(self.size) && has(self.claimName))", "set size or claimName, not both"),)
 
     size: Quantity | None = Field(None, description="Size limit of an emptyDir model cache, e.g. 100Gi.")
-    claim_name: str | None = Field(
-        None, min_length=1, description="A PersistentVolumeClaim to cache models on, shared across restarts."
+    claim_name: ClaimName | None = Field(
+        None, description="A PersistentVolumeClaim to cache models on, shared across restarts."
     )
 
 
@@ -112,14 +99,15 @@ class ModelSource(SpecModel):
         "read-only) or oci://image (an image volume)."
     )
     revision: str | None = Field(
-        None, min_length=1, description="Hugging Face revision, registry version or object version."
+        None, min_length=1, max_length=256, description="Hugging Face revision, registry version or object version."
     )
     served_name: str | None = Field(
-        None, min_length=1, description="Model name clients use in the OpenAI API; default: metadata.name."
+        None, min_length=1, max_length=256, description="Model name clients use in the OpenAI API; default: "
+        "metadata.name."
     )
     quantization: Quantization = Field("none", description="Quantization the engine loads the weights with.")
-    credentials_secret: str | None = Field(
-        None, min_length=1, description="Secret whose keys become environment variables (HF_TOKEN, AWS_*, ...)."
+    credentials_secret: DNSSubdomain | None = Field(
+        None, description="Secret whose keys become environment variables (HF_TOKEN, AWS_*, ...)."
     )
     cache: ModelCache = Field(
         default_factory=lambda: ModelCache(size="100Gi"),
@@ -133,30 +121,31 @@ class ModelOverride(Override):
     cel_rules = (URI_RULE,)
 
     uri: str | None = Field(None, max_length=2048, description="The canary's model URI; default: spec.model.uri.")
-    revision: str | None = Field(None, min_length=1, description="The canary's model revision.")
-    served_name: str | None = Field(None, min_length=1, description="The canary's served model name.")
+    revision: str | None = Field(None, min_length=1, max_length=256, description="The canary's model revision.")
+    served_name: str | None = Field(None, min_length=1, max_length=256, description="The canary's served model name.")
     quantization: Quantization | None = Field(None, description="The canary's quantization.")
-    credentials_secret: str | None = Field(None, min_length=1, description="The canary's credentials Secret.")
+    credentials_secret: DNSSubdomain | None = Field(None, description="The canary's credentials Secret.")
     cache: ModelCache | None = Field(None, description="The canary's model cache.")
 
 
 class EnvVar(SpecModel):
     cel_rules = (Rule("!(has(self.value) && has(self.valueFrom))", "set value or valueFrom, not both"),)
 
-    name: str = Field(min_length=1, description="Environment variable name.")
-    value: str | None = Field(None, description="Literal value.")
-    value_from: FreeForm | None = Field(None, description="A core/v1 EnvVarSource (secretKeyRef, ...).")
+    name: str = Field(min_length=1, max_length=256, pattern=ENV_NAME_PATTERN, description="Environment variable name.")
+    value: str | None = Field(None, max_length=32768, description="Literal value.")
+    value_from: EnvVarSource | None = Field(None, description="Where the value comes from (a core/v1 EnvVarSource).")
 
 
 class Engine(SpecModel):
     type: EngineType = Field("vllm", description="Serving engine.")
-    image: str = Field("", description="Engine image; empty: the pinned default image of the engine type.")
-    args: list[str] = Field(default_factory=list, description="Extra engine arguments, after the generated ones.")
+    image: Image = Field("", description="Engine image; empty: the pinned default image of the engine type.")
+    args: list[str] = Field(default_factory=list, max_length=256,
+                            description="Extra engine arguments, after the generated ones.")
     env: list[EnvVar] = Field(default_factory=list, max_length=128,
                               description="Extra environment variables (core/v1 EnvVar).")
-    max_model_len: int | None = Field(None, ge=1, description="Maximum context length, in tokens.")
+    max_model_len: int | None = Field(None, ge=1, le=INT32_MAX, description="Maximum context length, in tokens.")
     tensor_parallel_size: int | None = Field(
-        None, ge=1, description="GPUs one model replica is sharded over; default: resources.gpu.count."
+        None, ge=1, le=MAX_GPUS, description="GPUs one model replica is sharded over; default: resources.gpu.count."
     )
     port: int = Field(8000, ge=1, le=65535, description="Port the engine serves HTTP on.")
 
@@ -165,29 +154,31 @@ class EngineOverride(Override):
     overrides = Engine
 
     type: EngineType | None = Field(None, description="The canary's engine type.")
-    image: str | None = Field(None, min_length=1, description="The canary's engine image.")
-    args: list[str] | None = Field(None, description="The canary's extra engine arguments (replace the stable's).")
+    image: Image | None = Field(None, min_length=1, description="The canary's engine image.")
+    args: list[str] | None = Field(None, max_length=256,
+                                   description="The canary's extra engine arguments (replace the stable's).")
     env: list[EnvVar] | None = Field(None, max_length=128,
                                      description="Environment variables merged by name over the stable's.")
-    max_model_len: int | None = Field(None, ge=1, description="The canary's maximum context length.")
-    tensor_parallel_size: int | None = Field(None, ge=1, description="The canary's tensor parallel size.")
+    max_model_len: int | None = Field(None, ge=1, le=INT32_MAX, description="The canary's maximum context length.")
+    tensor_parallel_size: int | None = Field(None, ge=1, le=MAX_GPUS, description="The canary's tensor parallel size.")
     port: int | None = Field(None, ge=1, le=65535, description="The canary's engine port.")
 
 
 class Gpu(SpecModel):
-    count: int = Field(1, ge=0, description="GPUs per replica; 0 runs on CPU.")
-    resource_name: str = Field("nvidia.com/gpu", pattern=EXTENDED_RESOURCE_PATTERN,
+    count: int = Field(1, ge=0, le=MAX_GPUS, description="GPUs per replica; 0 runs on CPU.")
+    resource_name: str = Field("nvidia.com/gpu", max_length=317, pattern=EXTENDED_RESOURCE_PATTERN,
                                description="Extended resource the GPUs are, e.g. nvidia.com/gpu or amd.com/gpu.")
-    product: str = Field("", description="GPU product (node label nvidia.com/gpu.product), e.g. NVIDIA-H100-80GB-HBM3.")
+    product: LabelValue = Field("", description="GPU product (node label nvidia.com/gpu.product), e.g. "
+                                "NVIDIA-H100-80GB-HBM3.")
 
 
 class GpuOverride(Override):
     overrides = Gpu
 
-    count: int | None = Field(None, ge=0, description="The canary's GPUs per replica.")
-    resource_name: str | None = Field(None, pattern=EXTENDED_RESOURCE_PATTERN,
+    count: int | None = Field(None, ge=0, le=MAX_GPUS, description="The canary's GPUs per replica.")
+    resource_name: str | None = Field(None, max_length=317, pattern=EXTENDED_RESOURCE_PATTERN,
                                       description="The canary's GPU resource name.")
-    product: str | None = Field(None, description="The canary's GPU product.")
+    product: LabelValue | None = Field(None, description="The canary's GPU product.")
 
 
 class Resources(SpecModel):
@@ -211,15 +202,18 @@ class Metric(SpecModel):
     cel_rules = (
         Rule("!(self.type in ['pods', 'external']) || has(self.name)",
              "name is required for pods and external metrics", ".name"),
+        Rule("!has(self.name) || !(self.name in ['.', '..'])", "must not be . or ..", ".name"),
+        Rule("!has(self.selector) || self.type == 'external'", "selector is for external metrics only", ".selector"),
     )
 
     type: MetricType = Field(
         description="queue-length (waiting requests per pod), gpu-utilization (DCGM, percent), "
         "cpu or memory (utilization percent), pods or external (any named metric)."
     )
-    target: int = Field(gt=0, description="Target average value (or utilization percent) per pod.")
-    name: str | None = Field(None, min_length=1, description="Metric name, for pods and external metrics.")
-    selector: FreeForm | None = Field(None, description="Label selector of an external metric.")
+    target: int = Field(gt=0, le=INT32_MAX, description="Target average value (or utilization percent) per pod.")
+    name: str | None = Field(None, min_length=1, max_length=253, pattern=METRIC_NAME_PATTERN,
+                             description="Metric name, for pods and external metrics.")
+    selector: LabelSelector | None = Field(None, description="Label selector of an external metric.")
 
 
 class Autoscaling(SpecModel):
@@ -227,8 +221,8 @@ class Autoscaling(SpecModel):
         Rule("self.minReplicas <= self.maxReplicas", "must be less than or equal to maxReplicas", ".minReplicas"),
     )
 
-    min_replicas: int = Field(1, ge=1, description="Fewest stable replicas.")
-    max_replicas: int = Field(4, ge=1, description="Most stable replicas.")
+    min_replicas: int = Field(1, ge=1, le=INT32_MAX, description="Fewest stable replicas.")
+    max_replicas: int = Field(4, ge=1, le=INT32_MAX, description="Most stable replicas.")
     metrics: list[Metric] = Field(
         default_factory=lambda: [Metric(type="queue-length", target=5)],
         min_length=1,
@@ -246,15 +240,19 @@ class StringMatch(SpecModel):
              "set exactly one of exact, prefix and regex"),
     )
 
-    exact: str | None = Field(None, description="Exact string match.")
-    prefix: str | None = Field(None, description="Prefix match.")
-    regex: str | None = Field(None, description="RE2 regular expression match.")
+    exact: str | None = Field(None, max_length=1024, description="Exact string match.")
+    prefix: str | None = Field(None, min_length=1, max_length=1024, description="Prefix match.")
+    regex: str | None = Field(None, min_length=1, max_length=1024, description="RE2 regular expression match.")
 
 
 class HTTPMatch(SpecModel):
     cel_rules = (
         Rule("has(self.headers) || has(self.uri) || has(self.queryParams) || has(self.method)",
              "a match must name headers, uri, queryParams or method (an empty match takes all traffic)"),
+        Rule(f"!has(self.headers) || self.headers.all(k, k.matches(r'{HEADER_PATTERN}'))",
+             "header names must be lowercase letters, digits, '-' and '_'", ".headers"),
+        Rule("!has(self.queryParams) || self.queryParams.all(k, size(k) > 0)",
+             "query parameter names must not be empty", ".queryParams"),
     )
 
     headers: dict[str, StringMatch] | None = Field(None, max_length=16, description="Request headers that must match.")
@@ -266,7 +264,7 @@ class HTTPMatch(SpecModel):
 
 class Canary(SpecModel):
     weight: int = Field(10, ge=0, le=100, description="Percent of traffic to the canary, once it is available.")
-    replicas: int = Field(1, ge=0, description="Canary replicas.")
+    replicas: Int32 = Field(1, description="Canary replicas.")
     model: ModelOverride = Field(default_factory=ModelOverride, description="Overrides of spec.model.")
     engine: EngineOverride = Field(default_factory=EngineOverride, description="Overrides of spec.engine.")
     resources: ResourcesOverride = Field(default_factory=ResourcesOverride, description="Overrides of spec.resources.")
@@ -279,46 +277,46 @@ class Canary(SpecModel):
 
 
 class Retries(SpecModel):
-    attempts: int = Field(2, ge=0, description="Retries per request.")
-    per_try_timeout_seconds: int = Field(300, ge=1, description="Timeout of each try.")
+    attempts: int = Field(2, ge=0, le=100, description="Retries per request.")
+    per_try_timeout_seconds: int = Field(300, ge=1, le=MAX_REQUEST_SECONDS, description="Timeout of each try.")
     retry_on: str = Field(
-        "connect-failure,refused-stream,unavailable,503", min_length=1, description="Envoy retry conditions."
+        "connect-failure,refused-stream,unavailable,503", max_length=512, pattern=RETRY_ON_PATTERN,
+        description="Envoy retry conditions, comma-separated."
     )
 
 
 class Traffic(SpecModel):
     istio: bool = Field(True, description="Route with Istio; false: no VirtualService/DestinationRule, "
                         "traffic splits by ready replicas.")
-    hosts: list[str] = Field(default_factory=list, description="Extra hosts for the VirtualService.")
-    gateways: list[str] = Field(default_factory=list, description="Istio gateways; the mesh is always included.")
-    timeout_seconds: int = Field(600, ge=1, description="Request timeout (generation can be long).")
+    hosts: list[Host] = Field(default_factory=list, max_length=32, description="Extra hosts for the VirtualService.")
+    gateways: list[Gateway] = Field(default_factory=list, max_length=16,
+                                    description="Istio gateways (namespace/name); the mesh is always included.")
+    timeout_seconds: int = Field(600, ge=1, le=MAX_REQUEST_SECONDS, description="Request timeout (generation can "
+                                 "be long); also the pods' termination grace period.")
     retries: Retries = Field(default_factory=Retries, description="Retry policy.")
     load_balancer: Literal["LEAST_REQUEST", "ROUND_ROBIN", "RANDOM", "PASSTHROUGH"] = Field(
         "LEAST_REQUEST", description="Istio load-balancing algorithm."
     )
 
 
-class Toleration(SpecModel):
-    key: str | None = Field(None, description="Taint key.")
-    operator: Literal["Exists", "Equal"] | None = Field(None, description="Exists or Equal.")
-    value: str | None = Field(None, description="Taint value, with Equal.")
-    effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"] | None = Field(None, description="Taint effect.")
-    toleration_seconds: int | None = Field(None, description="How long a NoExecute taint is tolerated.")
-
-
 class LocalObjectReference(SpecModel):
-    name: str = Field(min_length=1, description="Name of the referenced object.")
+    name: DNSSubdomain = Field(description="Name of the referenced object.")
 
 
 class Pod(SpecModel):
-    node_selector: dict[str, str] = Field(default_factory=dict, description="Extra node selector labels.")
-    tolerations: list[Toleration] = Field(default_factory=list, description="Added to the default GPU toleration.")
-    affinity: FreeForm = Field(default_factory=dict, description="A core/v1 Affinity.")
-    labels: dict[str, str] = Field(default_factory=dict, description="Extra pod labels (llmdeploy's own win).")
-    annotations: dict[str, str] = Field(default_factory=dict, description="Extra pod annotations.")
-    service_account_name: str = Field("", description="ServiceAccount of the pods.")
-    priority_class_name: str = Field("", description="PriorityClass of the pods.")
-    image_pull_secrets: list[LocalObjectReference] = Field(default_factory=list, description="Image pull Secrets.")
+    cel_rules = (qualified_keys("nodeSelector", "node selector"), qualified_keys("labels", "label"),
+                 qualified_keys("annotations", "annotation"))
+
+    node_selector: LabelMap = Field(default_factory=dict, description="Extra node selector labels.")
+    tolerations: list[Toleration] = Field(default_factory=list, max_length=32,
+                                          description="Added to the default GPU toleration.")
+    affinity: Affinity = Field(default_factory=Affinity, description="Scheduling affinity (a core/v1 Affinity).")
+    labels: LabelMap = Field(default_factory=dict, description="Extra pod labels (llmdeploy's own win).")
+    annotations: AnnotationMap = Field(default_factory=dict, description="Extra pod annotations.")
+    service_account_name: DNSSubdomainOrEmpty = Field("", description="ServiceAccount of the pods.")
+    priority_class_name: DNSSubdomainOrEmpty = Field("", description="PriorityClass of the pods.")
+    image_pull_secrets: list[LocalObjectReference] = Field(default_factory=list, max_length=16,
+                                                           description="Image pull Secrets.")
 
 
 class Rollout(SpecModel):
@@ -328,11 +326,12 @@ class Rollout(SpecModel):
     )
 
     max_surge: IntOrPercent = Field(1, description="Extra pods during a rollout; 0 on a full GPU pool.")
-    max_unavailable: IntOrPercent = Field(0, description="Pods that may be down during a rollout.")
+    max_unavailable: IntOrPercentUpTo100 = Field(0, description="Pods that may be down during a rollout.")
 
 
 class DisruptionBudget(SpecModel):
-    max_unavailable: IntOrPercent = Field(1, description="Stable pods that voluntary disruptions may take down.")
+    max_unavailable: IntOrPercentUpTo100 = Field(1, description="Stable pods that voluntary disruptions may take "
+                                                 "down.")
 
 
 _GPU = "(has(self.canary.resources.gpu) && has(self.canary.resources.gpu.count) ? " \
@@ -361,16 +360,18 @@ class LLMDeploymentSpec(SpecModel):
     model: ModelSource = Field(description="The model to serve.")
     engine: Engine = Field(default_factory=Engine, description="The engine that serves it.")
     resources: Resources = Field(default_factory=Resources, description="Resources of each replica.")
-    replicas: int = Field(1, ge=0, description="Stable replicas, when autoscaling is off.")
+    replicas: Int32 = Field(1, description="Stable replicas, when autoscaling is off.")
     autoscaling: Autoscaling | None = Field(None, description="Present: an HPA scales the stable Deployment.")
     canary: Canary | None = Field(None, description="Present: a canary Deployment gets part of the traffic.")
     traffic: Traffic = Field(default_factory=Traffic, description="How traffic reaches the model.")
     pod: Pod = Field(default_factory=Pod, description="Passed through to both Deployments' pod templates.")
     startup_timeout_seconds: int = Field(
-        1800, ge=1, description="Model download and load time; sizes the startup probe and progress deadline."
+        1800, ge=1, le=MAX_STARTUP_SECONDS,
+        description="Model download and load time; sizes the startup probe and progress deadline."
     )
     rollout: Rollout = Field(default_factory=Rollout, description="Rolling update of the Deployments.")
     disruption_budget: DisruptionBudget | None = Field(
         default_factory=DisruptionBudget, description="PodDisruptionBudget of the stable Deployment; null: none."
     )
     paused: bool = Field(False, description="Freeze every child exactly as last applied.")
+

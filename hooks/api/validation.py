@@ -14,9 +14,27 @@ from hooks.api.rules import violations, violations_where_valid
 from hooks.api.spec import RESOURCE_RULES, LLMDeploymentSpec
 from hooks.errors import SpecError
 
+MAX_SPEC_DEPTH = 32  # the deepest field of the API is about 12 levels down
+
+
+def too_deep(spec: Any) -> str | None:
+    """A message when `spec` nests deeper than any LLMDeployment can (checked without
+    recursion, before anything else walks it)."""
+    pending = [(spec, 1)]
+    while pending:
+        value, depth = pending.pop()
+        if depth > MAX_SPEC_DEPTH:
+            return f"spec: nested more than {MAX_SPEC_DEPTH} levels deep"
+        children = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+        pending.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    return None
+
 
 def validate_resource(name: str, spec: Any) -> LLMDeploymentSpec:
     """The validated spec of the LLMDeployment `name`; SpecError lists every problem."""
+    deep = too_deep(spec)
+    if deep:
+        raise SpecError([deep])
     named = {"metadata": {"name": name}}
     errors = [f"{r.field_path.lstrip('.')}: {r.message}" for r in RESOURCE_RULES if not r.holds(named)]
     if not isinstance(spec, dict):

@@ -295,7 +295,7 @@ def _track_view(t: TrackSpec, spec: LLMDeploymentSpec, names: Names, settings: C
             image_pull_secrets=tuple(s.name for s in pod.image_pull_secrets),
             node_selector=_node_selector(spec, resources),
             tolerations=_tolerations(spec, resources),
-            affinity=dict(pod.affinity),
+            affinity=pod.affinity.model_dump(exclude_none=True),
             termination_grace_period_seconds=spec.traffic.timeout_seconds,
         ),
         model=f"{model.uri}@{model.revision}" if model.revision else model.uri,
@@ -386,7 +386,8 @@ def _metric(metric: Metric, queue_metric: str) -> MetricView:
         return MetricView("Resource", metric.type, metric.target, None)
     assert metric.name is not None  # the CEL rule on Metric guarantees it
     kind = "Pods" if metric.type == "pods" else "External"
-    return MetricView(kind, metric.name, value, metric.selector)
+    selector = metric.selector.model_dump(exclude_none=True) if metric.selector else None
+    return MetricView(kind, metric.name, value, selector)
 
 
 def _routing(spec: LLMDeploymentSpec, names: Names, traffic: TrafficSplit, canary_serving: bool,

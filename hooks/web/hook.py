@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hooks.api.validation import too_deep
 from hooks.canonical import dumps, loads
 from hooks.contract.request import SyncRequest, parse_request
 from hooks.contract.response import encode_response
@@ -102,6 +103,9 @@ class Hook:
     def render(self, request: SyncRequest, templates: str) -> Desired | Answer:
         """The desired state of `request`, rendered by the renderer (and remembered)."""
         inputs = desired_inputs(request, self.settings.children)
+        deep = too_deep(inputs.spec)
+        if deep:  # invalid, and too deep to hand to a worker
+            return Desired("invalid", spec_errors=(deep,))
         try:
             started = time.perf_counter()
             desired = self.renderer.desire(inputs, templates)

@@ -151,3 +151,70 @@ def test_null_disruption_budget_survives_defaulting() -> None:
 def test_status_schema_rejects_unknown_fields() -> None:
     status_schema = root_schema()["properties"]["status"]
     assert schema_problems(status_schema, {"observedGeneration": 1, "phase": "Ready", "bogus": 1})
+
+
+M = {"uri": "hf://a/b"}
+LONG = "x" * 600
+# Values the API server would reject in the children: the CRD and the hook reject them first,
+# naming the field (#11 item 9 and its variants).
+KUBERNETES_REJECTS: list[tuple[dict[str, Any], str]] = [
+    ({"model": M, "replicas": 3_000_000_000}, "spec.replicas"),
+    ({"model": M, "canary": {"replicas": 2**31}}, "spec.canary.replicas"),
+    ({"model": M, "autoscaling": {"maxReplicas": 2**31}}, "spec.autoscaling.maxReplicas"),
+    ({"model": M, "startupTimeoutSeconds": 2_147_483_000}, "spec.startupTimeoutSeconds"),
+    ({"model": M, "traffic": {"timeoutSeconds": 9_999_999_999_999}}, "spec.traffic.timeoutSeconds"),
+    ({"model": M, "engine": {"maxModelLen": 2**40}}, "spec.engine.maxModelLen"),
+    ({"model": M, "autoscaling": {"metrics": [{"type": "cpu", "target": 2**31}]}}, "spec.autoscaling.metrics"),
+    ({"model": M, "rollout": {"maxSurge": "0%", "maxUnavailable": "00%"}}, "spec.rollout.maxUnavailable"),
+    ({"model": M, "rollout": {"maxSurge": "05%"}}, "spec.rollout.maxSurge"),
+    ({"model": M, "rollout": {"maxUnavailable": "101%"}}, "spec.rollout.maxUnavailable"),
+    ({"model": M, "rollout": {"maxSurge": 2**31}}, "spec.rollout.maxSurge"),
+    ({"model": M, "disruptionBudget": {"maxUnavailable": "250%"}}, "spec.disruptionBudget.maxUnavailable"),
+    ({"model": M, "pod": {"labels": {LONG: "v"}}}, "spec.pod.labels"),
+    ({"model": M, "pod": {"labels": {"team": LONG}}}, "spec.pod.labels"),
+    ({"model": M, "pod": {"labels": {"a b": "v"}}}, "spec.pod.labels"),
+    ({"model": M, "pod": {"labels": {"team": "a\nb"}}}, "spec.pod.labels"),
+    ({"model": M, "pod": {"labels": {"x" * 254 + "/a": "v"}}}, "spec.pod.labels"),
+    ({"model": M, "pod": {"nodeSelector": {"pool": "gpu pool"}}}, "spec.pod.nodeSelector"),
+    ({"model": M, "pod": {"annotations": {"bad key": "v"}}}, "spec.pod.annotations"),
+    ({"model": M, "pod": {"serviceAccountName": "a\n---"}}, "spec.pod.serviceAccountName"),
+    ({"model": M, "pod": {"priorityClassName": "High"}}, "spec.pod.priorityClassName"),
+    ({"model": M, "pod": {"imagePullSecrets": [{"name": "a_b"}]}}, "spec.pod.imagePullSecrets"),
+    ({"model": M, "pod": {"tolerations": [{"key": "k", "operator": "Exists", "value": "v"}]}},
+     "spec.pod.tolerations[0].value"),
+    ({"model": M, "pod": {"tolerations": [{"effect": "NoSchedule"}]}}, "spec.pod.tolerations[0].key"),
+    ({"model": M, "pod": {"affinity": {"nodeAffinity": {"x": 1}}}}, "spec.pod.affinity"),
+    ({"model": M, "pod": {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchExpressions": [{"key": "a", "operator": "In"}]}]}}}}}, "spec.pod.affinity"),
+    ({"model": M, "traffic": {"hosts": [""]}}, "spec.traffic.hosts"),
+    ({"model": M, "traffic": {"hosts": ["Bad Host"]}}, "spec.traffic.hosts"),
+    ({"model": M, "traffic": {"gateways": ["a/b/c"]}}, "spec.traffic.gateways"),
+    ({"model": M, "traffic": {"retries": {"retryOn": "5xx; rm"}}}, "spec.traffic.retries.retryOn"),
+    ({"model": {**M, "credentialsSecret": "Hf_Token"}}, "spec.model.credentialsSecret"),
+    ({"model": {**M, "cache": {"claimName": "a b"}}}, "spec.model.cache.claimName"),
+    ({"model": M, "engine": {"env": [{"name": "A=B", "value": "1"}]}}, "spec.engine.env[0].name"),
+    ({"model": M, "engine": {"env": [{"name": "A", "valueFrom": {"secretKeyRef": {"name": "s"}}}]}},
+     "spec.engine.env[0].valueFrom"),
+    ({"model": M, "engine": {"image": "vllm/vllm openai"}}, "spec.engine.image"),
+    ({"model": M, "resources": {"gpu": {"product": "H100 80GB"}}}, "spec.resources.gpu.product"),
+    ({"model": M, "canary": {"match": [{"headers": {"X-Canary": {"exact": "1"}}}]}}, "spec.canary.match[0].headers"),
+    ({"model": M, "autoscaling": {"metrics": [{"type": "pods", "name": "a/b", "target": 1}]}},
+     "spec.autoscaling.metrics[0].name"),
+    ({"model": M, "autoscaling": {"metrics": [{"type": "cpu", "target": 1, "selector": {}}]}},
+     "spec.autoscaling.metrics[0].selector"),
+]
+
+
+def test_a_quantity_beyond_64_bits_is_invalid() -> None:
+    """The API server cannot even decode it; the hook says which field."""
+    with pytest.raises(SpecError, match="spec.resources.memory"):
+        validate_resource("llama3", {"model": M, "resources": {"memory": 2**64}})
+
+
+@pytest.mark.parametrize(("spec", "field"), KUBERNETES_REJECTS, ids=[w for _, w in KUBERNETES_REJECTS])
+def test_what_kubernetes_would_reject_in_a_child_is_rejected_first(spec: dict[str, Any], field: str) -> None:
+    crd_says = admission_problems(resource(spec))
+    assert any(field in p.replace(".0.", "[0].") for p in crd_says), crd_says
+    with pytest.raises(SpecError) as hook_says:
+        validate_resource("llama3", spec)
+    assert any(e.startswith(field) for e in hook_says.value.errors), hook_says.value.errors

@@ -29,6 +29,11 @@ def unannotated(annotation: Any) -> tuple[Any, tuple[Any, ...]]:
     return annotation, ()
 
 
+def flat(metadata: list[Any]) -> list[Any]:
+    """Constraints, with those of an Annotated[..., Field(...)] unpacked as pydantic does."""
+    return [inner for m in metadata for inner in (m.metadata if isinstance(m, FieldInfo) else [m])]
+
+
 def test_every_partial_model_is_an_override() -> None:
     assert [c.__name__ for c in OVERRIDES] == ["EngineOverride", "GpuOverride", "ModelOverride", "ResourcesOverride"]
 
@@ -45,11 +50,11 @@ def test_an_override_has_every_field_of_its_model_all_optional(override: type[Ov
         inner, annotated = unannotated(optional_of(field.annotation))
         if isinstance(inner, type) and issubclass(inner, Override):
             assert inner.overrides is original.annotation, name
-        else:
-            base = optional_of(original.annotation) if original.default is None and not original.is_required() \
-                else original.annotation
-            assert inner == base, f"{override.__name__}.{name}: {inner} is not {base}"
+            continue
+        optional = original.default is None and not original.is_required()
+        base, base_annotated = unannotated(optional_of(original.annotation) if optional else original.annotation)
+        assert inner == base, f"{override.__name__}.{name}: {inner} is not {base}"
         # Every bound of the full field holds for the override too; it may only add non-emptiness.
-        bounds = {repr(m) for m in [*field.metadata, *annotated]}
-        full_bounds = {repr(m) for m in original.metadata}
+        bounds = {repr(m) for m in flat([*field.metadata, *annotated])}
+        full_bounds = {repr(m) for m in flat([*original.metadata, *base_annotated])}
         assert full_bounds <= bounds <= full_bounds | {repr(MinLen(1))}, name

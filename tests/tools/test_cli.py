@@ -72,3 +72,47 @@ def test_unreadable_input_is_a_clear_error(tmp_path: Path, content: str, capsys:
 def test_missing_file_is_a_clear_error(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["render", "-f", "/nonexistent.yaml"]) == 1
     assert "cannot read /nonexistent.yaml" in capsys.readouterr().err
+
+
+def test_render_reads_yaml_as_kubectl_does(tmp_path: Path) -> None:
+    cr = tmp_path / "cr.yaml"
+    cr.write_text("apiVersion: serving.llmdeploy.io/v1alpha1\nkind: LLMDeployment\nmetadata: {name: x}\n"
+                  "spec:\n  model: {uri: 'hf://o/m', revision: 2024-01-01}\n"
+                  "  pod:\n    affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: "
+                  "{nodeSelectorTerms: [{matchExpressions: [{key: since, operator: In, values: [2024-01-01]}]}]}}}\n")
+    result = run("render", "-f", str(cr))
+    assert result.returncode == 0, result.stderr
+    (stable,) = [c for c in yaml.safe_load_all(result.stdout) if c["kind"] == "Deployment"]
+    assert "--revision=2024-01-01" in stable["spec"]["template"]["spec"]["containers"][0]["args"]
+
+
+@pytest.mark.parametrize(("content", "expected"), [
+    ("apiVersion: v1\nkind: LLMDeployment\nmetadata: hello\nspec: {}\n", "metadata must be a mapping"),
+    ("apiVersion: v1\nkind: LLMDeployment\nmetadata: {name: x}\nspec: {model: {uri: 'hf://o/m'}, "
+     "replicas: 123456789012345678901234567890}\n", "spec.replicas"),
+    ("apiVersion: v1\nkind: LLMDeployment\nmetadata: {name: x}\nspec: {model: {uri: 'hf://o/m'}, "
+     "pod: {affinity: {a: 123456789012345678901234567890}}}\n", "spec.pod.affinity"),
+    ("apiVersion: v1\nkind: LLMDeployment\nmetadata: {name: x}\nspec: {model: {uri: !!binary aGk=}}\n",
+     "cannot read"),
+])
+def test_user_errors_are_one_line_and_a_non_zero_exit(tmp_path: Path, content: str, expected: str) -> None:
+    cr = tmp_path / "cr.yaml"
+    cr.write_text(content)
+    result = run("render", "-f", str(cr))
+    assert result.returncode == 1 and expected in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize(("name", "value"), [
+    ("LLMDEPLOY_CACHE_SIZE", "1e400"), ("LLMDEPLOY_MAX_IN_FLIGHT", "0.5"), ("LLMDEPLOY_MAX_BODY_BYTES", "0.9"),
+    ("LLMDEPLOY_VLLM_IMAGE", ""), ("LLMDEPLOY_RENDER_WORKERS", "0"), ("LLMDEPLOY_METRICS_PORT", "70000"),
+    ("LLMDEPLOY_ISTIO_API_VERSION", "v2"), ("LLMDEPLOY_RENDER_TIMEOUT_SECONDS", "-1"),
+])
+def test_bad_settings_refuse_to_start_with_one_line(name: str, value: str) -> None:
+    import os
+
+    result = subprocess.run([CLI, "serve", "--port", "0"], capture_output=True, text=True, timeout=60,
+                            env={**os.environ, name: value}, check=False)
+    assert result.returncode == 1 and result.stderr.startswith("llmdeploy: ") and name.split("_")[1] in \
+        result.stderr.upper(), result.stderr
+    assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1

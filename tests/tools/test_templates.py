@@ -48,3 +48,27 @@ def test_cli_passes_a_good_folder() -> None:
                              "--controller", str(BASE_CONTROLLER)], capture_output=True, text=True, check=False)
     assert result.returncode == 0 and result.stdout.count("OK ") >= 3
     assert "WARNING" in result.stderr and "networkpolicies" in result.stderr
+
+
+def test_the_controller_can_come_from_a_pipe(tmp_path: Path) -> None:
+    """As documented: --controller <(kubectl kustomize ...), which is /dev/fd/N, not a file."""
+    command = (f"{CLI} templates check {CUSTOM} --examples {ROOT / 'examples'} "
+               f"--controller <(kubectl kustomize {ROOT / 'metacontroller/overlays/custom-templates'})")
+    result = subprocess.run(["bash", "-c", command], capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stderr
+    assert "OK kinds against /dev/fd/" in result.stdout
+    assert "does not list" not in result.stderr  # the overlay declares networkpolicies
+
+
+def test_an_unreadable_controller_is_an_error(tmp_path: Path) -> None:
+    result = subprocess.run([CLI, "templates", "check", "--controller", str(tmp_path / "nope.yaml")],
+                            capture_output=True, text=True, check=False)
+    assert result.returncode == 1 and "cannot read the CompositeController" in result.stderr
+
+
+def test_outside_the_repository_it_says_what_it_checked(tmp_path: Path) -> None:
+    result = subprocess.run([CLI, "templates", "check"], capture_output=True, text=True, check=False, cwd=tmp_path)
+    assert result.returncode == 0
+    assert "OK the built-in check: every child template, every branch" in result.stdout
+    assert "no example resources in examples (pass --examples)" in result.stderr
+    assert "no CompositeController at metacontroller/base/compositecontroller.yaml" in result.stderr

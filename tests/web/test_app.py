@@ -174,3 +174,14 @@ def test_malformed_child_status_fields_are_not_errors(client: httpx.Client) -> N
     route = {"apiVersion": "networking.istio.io/v1", "kind": "VirtualService", "metadata": {"name": "llama3"},
              "spec": {"http": [{"route": 5}]}}
     assert post(client, mc.request(mc.parent(SPEC), [child, route])).status_code == 200
+
+
+@pytest.mark.parametrize("depth", [40, 250, 900])
+def test_a_deeply_nested_spec_is_invalid_not_an_error(client: httpx.Client, depth: int) -> None:
+    affinity: dict[str, Any] = {}
+    for _ in range(depth):
+        affinity = {"nodeAffinity": affinity}
+    response = post(client, mc.request(mc.parent({"model": {"uri": "hf://o/m"}, "pod": {"affinity": affinity}})))
+    assert response.status_code == 200, response.text
+    status = response.json()["status"]
+    assert status["phase"] == "Invalid" and "levels deep" in status["conditions"][-1]["message"]
