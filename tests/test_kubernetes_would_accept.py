@@ -7,12 +7,12 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
 from hooks.api.validation import validate_resource
 from hooks.errors import SpecError
 from hooks.rendering.templateset import TemplateSet
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from tests import metacontroller as mc
 from tests.kubernetes_rules import problems
 from tests.syncing import run_sync

@@ -92,7 +92,7 @@ def desire(inputs: DesiredInputs, templates: TemplateSet) -> Desired:
     deployments = {c["metadata"]["name"]: c for c in children if c["kind"] == "Deployment"}
     plans = tuple(
         TrackPlan(t.track, t.deployment, t.model, deployments[t.deployment]["spec"].get("replicas"),
-                  Fingerprint.of(deployments[t.deployment]))
+                  Fingerprint.of(deployments[t.deployment]), spec.startup_timeout_seconds)
         for t in view.tracks
     )
     return Desired("ok", children=tuple(children), plan=Plan(plans, view.url, traffic))

@@ -1,6 +1,7 @@
 """What the hook decided for a resource, as far as its status needs to know: per track the
-Deployment, the model and the replicas asked for, and the fingerprint of the Deployment
-answered; the URL and the traffic in force. Made by `desired`, read by `status`.
+Deployment, the model and the replicas asked for, the fingerprint of the Deployment answered
+and how long its pods may take to start; the URL and the traffic in force. Made by
+`desired`, read by `status`.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ class TrackPlan:
     model: str | None  # uri[@revision]; None when unknown (a frozen child)
     replicas: int | None  # None: the live value stands (the HPA's, or a frozen child's)
     fingerprint: Fingerprint | None  # of the Deployment answered; None: answered as last applied
+    startup_seconds: int | None = None  # how long a pod may take to start; None: unknown
 
 
 @dataclass(frozen=True)

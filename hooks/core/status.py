@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Literal
 
 from hooks.api.status import LLMDeploymentStatus, Phase, TrackStatus, TrafficStatus
@@ -40,6 +40,7 @@ class DeploymentProgress:
     caught_up: bool = False
     changing: bool = False  # the hook is about to change it
     deadline_exceeded: bool = False
+    not_starting_for: timedelta | None = None  # no replica available for longer than pods may take to start
 
     @property
     def rolled_out(self) -> bool:
@@ -50,7 +51,7 @@ class DeploymentProgress:
 def status(observed: Observed, plan: Plan, previous: PreviousStatus, now: datetime,
            generation: int) -> LLMDeploymentStatus:
     """The status of a resource the hook answers for."""
-    progress = [_progress(t, observed.deployments.get(t.deployment)) for t in plan.tracks]
+    progress = [_progress(t, observed.deployments.get(t.deployment), now) for t in plan.tracks]
     models = {t.track: t.model for t in plan.tracks}
     return _status(progress, models, plan.url, plan.traffic, previous, now, generation, [], None)
 
@@ -59,7 +60,7 @@ def frozen_status(observed: Observed, names: Names, previous: PreviousStatus, no
                   why: Frozen, spec_errors: Sequence[str]) -> LLMDeploymentStatus:
     """The status of a resource whose children stay as last applied: what they enforce."""
     progress = [_progress(TrackPlan(t, names.deployment(t), None, None, None),
-                          observed.deployments.get(names.deployment(t)))
+                          observed.deployments.get(names.deployment(t)), now)
                 for t in TRACKS if t == "stable" or names.deployment(t) in observed.deployments]
     port = observed.service_ports.get(names.service)
     url = f"http://{names.host}:{port}" if port is not None else None
@@ -76,7 +77,7 @@ def _status(progress: Sequence[DeploymentProgress], models: dict[Track, str | No
             traffic: TrafficSplit, previous: PreviousStatus, now: datetime, generation: int,
             spec_errors: Sequence[str], frozen: Frozen | None) -> LLMDeploymentStatus:
     ready = all(p.rolled_out for p in progress)
-    degraded = any(p.deadline_exceeded for p in progress)
+    degraded = any(p.deadline_exceeded or p.not_starting_for for p in progress)
     serving = any(p.available > 0 for p in progress)
     phase: Phase = frozen or (
         "Degraded" if degraded else "Ready" if ready else "Progressing" if serving else "Pending")
@@ -105,9 +106,12 @@ def _ready_reason(progress: Sequence[DeploymentProgress], ready: bool, degraded:
     counts = " and ".join(f"{p.track} {p.ready}/{p.desired}" for p in progress)
     if ready:
         return "AllReplicasReady", f"{counts} replicas ready"
-    if degraded:
+    if any(p.deadline_exceeded for p in progress):
         stuck = ", ".join(p.name for p in progress if p.deadline_exceeded)
         return "ProgressDeadlineExceeded", f"{stuck} did not become ready in time; {counts} replicas ready"
+    if degraded:
+        stuck = ", ".join(p.name for p in progress if p.not_starting_for)
+        return "PodsNotStarting", f"{stuck}: no replica has started in time; {counts} replicas ready"
     return ("RolloutInProgress" if serving else "Pending"), f"{counts} replicas ready"
 
 
@@ -116,23 +120,42 @@ def _available_reason(p: DeploymentProgress) -> tuple[str, str]:
         return "DeploymentPending", f"{p.name} has not been created yet"
     if p.deadline_exceeded:
         return "ProgressDeadlineExceeded", f"{p.name}: {p.available}/{p.desired} replicas available"
+    if p.not_starting_for:
+        minutes = int(p.not_starting_for.total_seconds() // 60)
+        return "PodsNotStarting", (f"{p.name}: no replica available for {minutes} min, longer than its pods may take "
+                                   "to start: they are crashing, failing their startup probe or cannot be scheduled")
     reason = "DeploymentAvailable" if p.available > 0 else "NoReplicasAvailable"
     return reason, f"{p.name}: {p.available}/{p.desired} replicas available"
 
 
-def _progress(plan: TrackPlan, live: ObservedDeployment | None) -> DeploymentProgress:
+def _progress(plan: TrackPlan, live: ObservedDeployment | None, now: datetime) -> DeploymentProgress:
     if live is None:
         return DeploymentProgress(plan.track, plan.deployment, exists=False,
                                   desired=1 if plan.replicas is None else plan.replicas)
+    # Under an HPA (or frozen) the hook leaves replicas alone: the live value is desired.
+    desired = live.spec_replicas if plan.replicas is None else plan.replicas
     stalled = live.condition("Progressing")
     failure = live.condition("ReplicaFailure")
     return DeploymentProgress(
-        plan.track, plan.deployment, exists=True,
-        # Under an HPA (or frozen) the hook leaves replicas alone: the live value is desired.
-        desired=live.spec_replicas if plan.replicas is None else plan.replicas,
+        plan.track, plan.deployment, exists=True, desired=desired,
         replicas=live.replicas, ready=live.ready, available=live.available, updated=live.updated,
         caught_up=live.observed_generation >= live.generation,
         changing=plan.fingerprint is not None and not was_applied(live.last_applied, plan.fingerprint),
         deadline_exceeded=(stalled is not None and stalled.reason == "ProgressDeadlineExceeded")
         or (failure is not None and failure.status == "True"),
+        not_starting_for=_not_starting_for(plan, live, desired, now),
     )
+
+
+STARTUP_GRACE = timedelta(minutes=2)  # the kubelet's restart back-off on top of the startup probe
+
+
+def _not_starting_for(plan: TrackPlan, live: ObservedDeployment, desired: int, now: datetime) -> timedelta | None:
+    """How long the Deployment has had pods but none available, when that is longer than its
+    pods may take to start (a crash loop, a failing startup probe, or nowhere to run)."""
+    available = live.condition("Available")
+    if (plan.startup_seconds is None or available is None or available.status != "False"
+            or available.last_transition_time is None or live.available > 0 or desired == 0):
+        return None
+    waited = now - available.last_transition_time
+    return waited if waited > timedelta(seconds=plan.startup_seconds) + STARTUP_GRACE else None

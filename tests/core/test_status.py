@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Any
 
+import pytest
 from hooks.api.status import LLMDeploymentStatus
 from hooks.contract.lastapplied import Fingerprint
 from hooks.contract.observed import DeploymentCondition, Observed, ObservedDeployment
@@ -221,3 +222,38 @@ def test_last_applied_in_any_spelling_counts_as_applied(templates: TemplateSet) 
         annotations = obj["metadata"]["annotations"]
         annotations[LAST_APPLIED_ANNOTATION] = json.dumps(json.loads(annotations[LAST_APPLIED_ANNOTATION]), indent=2)
     assert status_of(templates, cluster, spec).phase == "Ready"  # any other spelling: decoded
+
+
+def crash_looping(since: datetime) -> ObservedDeployment:
+    unavailable = DeploymentCondition("Available", "False", "MinimumReplicasUnavailable", since)
+    return ObservedDeployment("m-canary", 2, 2, 1, 1, 0, 0, 1, (unavailable,), None)
+
+
+def canary_plan(startup_seconds: int) -> Plan:
+    return Plan((TrackPlan("stable", "m-stable", "hf://o/m", 2, Fingerprint.of(DEPLOYED), startup_seconds),
+                 TrackPlan("canary", "m-canary", "hf://o/m@2", 1, None, startup_seconds)),
+                "http://m.ns.svc.cluster.local:8000", TrafficSplit("istio", 100, 0))
+
+
+@pytest.mark.parametrize(("minutes", "degraded"), [(5, False), (31, False), (33, True), (40 * 60, True)])
+def test_a_canary_whose_pods_never_start_is_degraded_once_they_had_their_time(minutes: int, degraded: bool) -> None:
+    from datetime import timedelta
+
+    observed = Observed(deployments={"m-stable": live(2, applied=applied()),
+                                     "m-canary": crash_looping(WHEN - timedelta(minutes=minutes))})
+    result = status(observed, canary_plan(startup_seconds=1800), PreviousStatus(), WHEN, 3)
+    canary = next(c for c in result.conditions if c.type == "CanaryAvailable")
+    assert (result.phase == "Degraded") == degraded, result.phase
+    assert (canary.reason == "PodsNotStarting") == degraded
+    if degraded:
+        assert "crashing" in canary.message and condition(result, "Ready").reason == "PodsNotStarting"
+    else:
+        assert result.phase == "Progressing"
+
+
+def test_a_model_still_loading_within_its_startup_time_is_progressing() -> None:
+    from datetime import timedelta
+
+    observed = Observed(deployments={"m-stable": live(2, applied=applied()),
+                                     "m-canary": crash_looping(WHEN - timedelta(minutes=50))})
+    assert status(observed, canary_plan(startup_seconds=3600), PreviousStatus(), WHEN, 3).phase == "Progressing"
