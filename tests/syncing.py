@@ -32,7 +32,7 @@ def run_sync(raw: dict[str, Any], templates: TemplateSet, settings: ChildSetting
 
 def encoded(result: SyncResult) -> bytes:
     """The answer's body, as the web layer sends it."""
-    return encode_response(result.children, result.status.as_json())
+    return encode_response(result.children, result.status.as_json(), result.finalized)
 
 
 def timeless(body: bytes) -> Any:

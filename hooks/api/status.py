@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-Phase = Literal["Pending", "Progressing", "Ready", "Degraded", "Invalid", "Paused"]
+Phase = Literal["Pending", "Progressing", "Ready", "Degraded", "Invalid", "Paused", "Terminating"]
 Router = Literal["istio", "service"]
 
 
@@ -50,7 +50,7 @@ class TrafficStatus(_StatusModel):
 
 class LLMDeploymentStatus(_StatusModel):
     observed_generation: int = Field(alias="observedGeneration", description="The generation last synced.")
-    phase: Phase = Field(description="Pending, Progressing, Ready, Degraded, Invalid or Paused.")
+    phase: Phase = Field(description="Pending, Progressing, Ready, Degraded, Invalid, Paused or Terminating.")
     url: str | None = Field(None, description="Where in-cluster callers reach the model.")
     ready: str | None = Field(None, description="Ready stable replicas out of desired, e.g. 2/2 (kubectl's Ready).")
     stable: TrackStatus | None = Field(None, description="The stable Deployment.")

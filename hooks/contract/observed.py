@@ -40,6 +40,7 @@ class ObservedChild:
     kind: str
     name: str
     last_applied: str | None  # the annotation's text, see hooks.contract.lastapplied
+    applied_server_side: bool = False  # by server-side apply, which keeps no last-applied
 
 
 @dataclass(frozen=True)
@@ -91,7 +92,9 @@ def read_observed(objects: list[tuple[str, str, str, JSON]]) -> Observed:
         annotations = meta.get("annotations")
         last_applied = annotations.get(LAST_APPLIED_ANNOTATION) if isinstance(annotations, dict) else None
         last_applied = last_applied if isinstance(last_applied, str) else None
-        children.append(ObservedChild(api_version, kind, name, last_applied))
+        fields = meta.get("managedFields")
+        server_side = any(isinstance(f, dict) and f.get("operation") == "Apply" for f in _list(fields))
+        children.append(ObservedChild(api_version, kind, name, last_applied, server_side))
         spec, status = _map(obj.get("spec")), _map(obj.get("status"))
         if kind == "Deployment" and api_version == "apps/v1":
             deployments[name] = _deployment(name, meta, spec, status, last_applied)

@@ -9,5 +9,10 @@ from typing import Any
 from hooks.canonical import dumps
 
 
-def encode_response(children: Sequence[dict[str, Any]], status: dict[str, Any]) -> bytes:
-    return dumps({"children": list(children), "status": status})
+def encode_response(children: Sequence[dict[str, Any]], status: dict[str, Any], finalized: bool | None = None) -> bytes:
+    """`finalized` is written only in answer to a finalize call: Metacontroller removes its
+    finalizer when it is true, even after a sync."""
+    body: dict[str, Any] = {"children": list(children), "status": status}
+    if finalized is not None:
+        body["finalized"] = finalized
+    return dumps(body)

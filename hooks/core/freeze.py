@@ -22,8 +22,10 @@ def frozen_children(observed: Observed) -> list[dict[str, Any]]:
         obj = lastapplied.parse(child.last_applied)
         if not (obj is not None and obj.get("kind") == child.kind and obj.get("apiVersion") == child.api_version
                 and isinstance(obj.get("metadata"), dict) and obj["metadata"].get("name") == child.name):
+            why = (" (it was server-side applied: run Metacontroller with its default --apply-strategy, "
+                   "dynamic-apply, which llmdeploy needs to keep children unchanged)") if child.applied_server_side else ""
             raise UnsafeToAnswer(
-                f"{child.kind} {child.name} has no usable {lastapplied.LAST_APPLIED_ANNOTATION} annotation, "
+                f"{child.kind} {child.name} has no usable {lastapplied.LAST_APPLIED_ANNOTATION} annotation{why}, "
                 "so its current state cannot be kept; refusing so that Metacontroller changes nothing"
             )
         children.append(obj)

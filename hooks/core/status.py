@@ -22,7 +22,7 @@ from hooks.core.naming import TRACKS, Names, Track
 from hooks.core.plans import Plan, TrackPlan
 from hooks.core.traffic import TrafficSplit, replica_split
 
-Frozen = Literal["Invalid", "Paused"]
+Frozen = Literal["Invalid", "Paused", "Terminating"]
 
 
 @dataclass(frozen=True)

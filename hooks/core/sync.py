@@ -20,7 +20,7 @@ from hooks.core.freeze import frozen_children
 from hooks.core.naming import Names
 from hooks.core.status import frozen_status, status
 
-Outcome = Literal["ok", "invalid", "paused"]
+Outcome = Literal["ok", "invalid", "paused", "finalizing"]
 
 
 @dataclass(frozen=True)
@@ -28,21 +28,29 @@ class SyncResult:
     children: tuple[dict[str, Any], ...]
     status: LLMDeploymentStatus
     outcome: Outcome  # what happened, for logs and metrics
+    finalized: bool | None = None  # answered to a finalize call only: whether nothing is left
 
 
-def sync(request: SyncRequest, facts: Facts, desired: Desired) -> SyncResult:
-    """The children and status of the LLMDeployment in `request`, given its desired state.
+def sync(request: SyncRequest, facts: Facts, desired: Desired | None) -> SyncResult:
+    """The children and status of the LLMDeployment in `request`, given its desired state
+    (none is needed to finalize).
 
-    Raises UnsafeToAnswer when children must be kept but cannot be reproduced: answer
-    non-200, change nothing.
+    A finalize call (`finalizing`: the resource is being deleted, and the CompositeController
+    has a finalize hook) releases every child, so that Metacontroller deletes them, and says
+    `finalized` once none is left. Raises UnsafeToAnswer when children must be kept but
+    cannot be reproduced: answer non-200, change nothing.
     """
     parent = request.parent
+    names = Names(parent.name, parent.namespace)
+    if request.finalizing:
+        return SyncResult((), frozen_status(request.observed, names, request.previous, facts.now, parent.generation,
+                                            "Terminating", ()), "finalizing", finalized=not request.observed.children)
+    assert desired is not None, "only a finalize call needs no desired state"
     if desired.outcome == "ok":
         assert desired.plan is not None
         return SyncResult(desired.children,
                           status(request.observed, desired.plan, request.previous, facts.now, parent.generation), "ok")
     children = tuple(frozen_children(request.observed))
     why: Literal["Invalid", "Paused"] = "Invalid" if desired.outcome == "invalid" else "Paused"
-    return SyncResult(children, frozen_status(request.observed, Names(parent.name, parent.namespace),
-                                              request.previous, facts.now, parent.generation, why,
-                                              desired.spec_errors), desired.outcome)
+    return SyncResult(children, frozen_status(request.observed, names, request.previous, facts.now,
+                                              parent.generation, why, desired.spec_errors), desired.outcome)

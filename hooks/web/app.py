@@ -115,8 +115,8 @@ def create_app(settings: Settings, metrics: Metrics | None = None, facts: FactGa
         except Exception as e:  # noqa: BLE001 - without its facts no answer is safe
             log.exception("gathering the facts of a sync failed")
             return error(500, "error", "InternalError", f"gathering facts: {type(e).__name__}: {e}")
-        desired = hook.remembered(decoded, templates)
-        if desired is None:
+        desired = hook.remembered(decoded, templates) if not decoded.finalizing else None
+        if desired is None and not decoded.finalizing:
             rendered = await anyio.to_thread.run_sync(hook.render, decoded, templates, limiter=renders)
             if isinstance(rendered, Answer):
                 return rendered

@@ -121,7 +121,7 @@ class Hook:
         self.cache.put(DesiredCache.key(inputs, templates), desired)
         return desired
 
-    def answer(self, request: SyncRequest, facts: Facts, desired: Desired) -> Answer:
+    def answer(self, request: SyncRequest, facts: Facts, desired: Desired | None) -> Answer:
         """Sync and encode."""
         fields = _fields(request)
         try:
@@ -133,7 +133,8 @@ class Hook:
             return error(500, "error", "InternalError", f"{type(e).__name__}: {e}", fields)
         self.metrics.saw_phase(fields["parent"], result.status.phase)
         fields |= {"children": len(result.children), "phase": result.status.phase}
-        return Answer(200, encode_response(result.children, result.status.as_json()), result.outcome, fields)
+        body = encode_response(result.children, result.status.as_json(), result.finalized)
+        return Answer(200, body, result.outcome, fields)
 
     def respond(self, body: bytes, facts: Facts) -> Answer:
         """Every step in the calling thread, with facts already at hand: the app's path without
@@ -144,5 +145,5 @@ class Hook:
         templates = self.templates
         if templates is None:
             return error(503, "not_ready", "NotReady", "templates are not loaded; see the hook's log")
-        desired = self.remembered(decoded, templates) or self.render(decoded, templates)
+        desired = None if decoded.finalizing else self.remembered(decoded, templates) or self.render(decoded, templates)
         return desired if isinstance(desired, Answer) else self.answer(decoded, facts, desired)

@@ -16,11 +16,14 @@ import time
 from collections import OrderedDict
 from collections.abc import Iterator
 from pathlib import Path
+from typing import get_args
 
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
-PHASES = ("Pending", "Progressing", "Ready", "Degraded", "Invalid", "Paused")
+from hooks.api.status import Phase
+
+PHASES: tuple[str, ...] = get_args(Phase)
 MAX_TRACKED_RESOURCES = 100_000  # the book forgets the resource synced longest ago past this
 FLUSH_SECONDS = 1.0
 NAME, HELP = "llmdeploy_resources", "LLMDeployments by the phase their last sync reported."

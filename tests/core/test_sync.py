@@ -159,3 +159,33 @@ def test_children_carry_controller_uid_only_with_generate_selector(templates: Te
 def test_every_child_is_in_the_parent_namespace(templates: TemplateSet) -> None:
     result = answer(mc.request(mc.parent(SPEC, namespace="team-a")), templates)
     assert {c["metadata"]["namespace"] for c in result.children} == {"team-a"}
+
+
+def test_a_finalize_call_releases_every_child_and_says_when_none_is_left(templates: TemplateSet) -> None:
+    cluster = running(templates)
+    raw = mc.request(mc.parent(SPEC), cluster.observed())
+    raw["finalizing"] = True
+    result = answer(raw, templates)
+    assert result.children == () and result.finalized is False and result.status.phase == "Terminating"
+    body = json.loads(encoded(result))
+    assert body["finalized"] is False and body["children"] == []
+    cluster.apply(result.children)
+    assert cluster.objects == {}
+    last = mc.request(mc.parent(SPEC), cluster.observed())
+    last["finalizing"] = True
+    assert answer(last, templates).finalized is True
+
+
+def test_a_sync_never_says_finalized(templates: TemplateSet) -> None:
+    result = answer(mc.request(mc.parent(SPEC)), templates)
+    assert result.finalized is None and "finalized" not in json.loads(encoded(result))
+
+
+def test_server_side_applied_children_are_refused_with_the_reason(templates: TemplateSet) -> None:
+    observed = running(templates).observed()
+    for child in observed:
+        del child["metadata"]["annotations"][LAST_APPLIED_ANNOTATION]
+        child["metadata"]["managedFields"] = [{"manager": "metacontroller", "operation": "Apply",
+                                               "apiVersion": child["apiVersion"], "fieldsType": "FieldsV1"}]
+    with pytest.raises(UnsafeToAnswer, match="server-side applied: run Metacontroller with its default"):
+        answer(mc.request(mc.parent({"model": {"uri": "bad"}}), observed), templates)

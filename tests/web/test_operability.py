@@ -296,4 +296,4 @@ def test_a_resource_counts_in_its_latest_phase_only() -> None:
     book.saw("ml/a", "Ready")
     other = {"ml/a": ("Degraded", 0.0), "ml/c": ("Invalid", 1.0)}  # another worker, older news of ml/a
     assert counts([book.snapshot(), other]) == {"Pending": 1, "Progressing": 0, "Ready": 1, "Degraded": 0,
-                                                 "Invalid": 1, "Paused": 0}
+                                                 "Invalid": 1, "Paused": 0, "Terminating": 0}
