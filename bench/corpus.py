@@ -86,13 +86,13 @@ def invalid_with_children() -> JSON:
 
 
 def grown(size: int) -> JSON:
-    """A spec with `size` engine args, annotations and hosts, and min(size, 128) env vars
-    (the API's limit)."""
+    """A spec with `size` engine args, env vars, annotations and hosts, each up to the API's
+    limit (256 args, 128 env vars, 32 annotations and hosts): the largest valid resources."""
     spec = copy.deepcopy(RUNNING_SPEC)
-    spec["engine"] = {"args": [f"--flag-{i}=value-{i}" for i in range(size)],
+    spec["engine"] = {"args": [f"--flag-{i}=value-{i}" for i in range(min(size, 256))],
                       "env": [{"name": f"VAR_{i}", "value": f"value-{i}"} for i in range(min(size, 128))]}
-    spec["pod"] = {"annotations": {f"example.com/key-{i}": f"value-{i}" for i in range(size)}}
-    spec["traffic"] = {"hosts": [f"host-{i}.example.com" for i in range(size)]}
+    spec["pod"] = {"annotations": {f"example.com/key-{i}": f"value-{i}" for i in range(min(size, 32))}}
+    spec["traffic"] = {"hosts": [f"host-{i}.example.com" for i in range(min(size, 32))]}
     return request(spec)
 
 

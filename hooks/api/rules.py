@@ -8,7 +8,8 @@ that slipped past (an old CRD, a disabled validation) gets the same message in i
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from functools import lru_cache
 from types import UnionType
 from typing import Any, ClassVar, Union, get_args, get_origin
@@ -21,11 +22,14 @@ from pydantic_core import CoreSchema
 
 @dataclass(frozen=True)
 class Rule:
-    """One CEL rule: `self` is the object (or value) the rule is attached to."""
+    """One CEL rule: `self` is the object (or value) the rule is attached to. `native`, when
+    given, is the same rule in Python, for rules the CEL library evaluates slowly (a regular
+    expression per map key); a test holds the two to the same verdicts."""
 
     rule: str
     message: str
     field_path: str = ""  # Kubernetes' fieldPath, e.g. ".minReplicas"
+    native: Callable[[Any], bool | None] | None = field(default=None, compare=False)
 
     def as_validation(self) -> dict[str, str]:
         """The rule as an `x-kubernetes-validations` entry."""
@@ -41,6 +45,12 @@ class Rule:
     def evaluate(self, value: Any) -> bool | None:
         """The rule's verdict on `value`, or None when it cannot be evaluated (a missing or
         mistyped field)."""
+        if self.native is not None:
+            return self.native(value)
+        return self.cel_verdict(value)
+
+    def cel_verdict(self, value: Any) -> bool | None:
+        """The verdict of the CEL expression itself."""
         try:
             result = _compiled(self.rule).execute({"self": value})
         except Exception:  # noqa: BLE001 - the CEL library raises bare runtime errors

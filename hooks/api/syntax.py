@@ -47,12 +47,22 @@ AnnotationMap = Annotated[dict[str, Annotated[str, Field(max_length=MAX_ANNOTATI
                           Field(max_length=MAX_MAP_ENTRIES)]
 
 
+_QUALIFIED = re.compile(QUALIFIED_NAME_PATTERN)
+_PREFIX_LENGTH = re.compile(PREFIX_LENGTH_PATTERN)
+
+
 def qualified_keys(field: str, what: str) -> Rule:
     """Every key of map `field` is a qualified name (as label and annotation keys must be)."""
+    def native(obj: Any) -> bool | None:
+        keys = obj.get(field, {}) if isinstance(obj, dict) else None
+        if not isinstance(keys, dict):
+            return None
+        return all(isinstance(k, str) and _QUALIFIED.search(k) and _PREFIX_LENGTH.search(k) for k in keys)
+
     return Rule(f"!has(self.{field}) || self.{field}.all(k, k.matches(r'{QUALIFIED_NAME_PATTERN}') "
                 f"&& k.matches(r'{PREFIX_LENGTH_PATTERN}'))",
                 f"{what} keys must be qualified names: an optional DNS prefix and '/', then at most 63 letters, "
-                "digits, '-', '_' or '.', starting and ending with a letter or digit", f".{field}")
+                "digits, '-', '_' or '.', starting and ending with a letter or digit", f".{field}", native)
 
 
 def _quantity(value: Any) -> Any:

@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 from annotated_types import MinLen
-from hooks.api.spec import Override, SpecModel
+from hooks.api.base import SpecModel
+from hooks.api.spec import Override
 from pydantic.fields import FieldInfo
 
 OVERRIDES = sorted(Override.__subclasses__(), key=lambda c: c.__name__)
