@@ -7,9 +7,9 @@ that slipped past (an old CRD, a disabled validation) gets the same message in i
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator
+import dataclasses
+from dataclasses import dataclass
 from functools import lru_cache
 from types import UnionType
 from typing import Any, ClassVar, Union, get_args, get_origin
@@ -29,7 +29,7 @@ class Rule:
     rule: str
     message: str
     field_path: str = ""  # Kubernetes' fieldPath, e.g. ".minReplicas"
-    native: Callable[[Any], bool | None] | None = field(default=None, compare=False)
+    native: Callable[[Any], bool | None] | None = dataclasses.field(default=None, compare=False)
 
     def as_validation(self) -> dict[str, str]:
         """The rule as an `x-kubernetes-validations` entry."""

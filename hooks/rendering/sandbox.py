@@ -67,10 +67,24 @@ def build_namespace(**kwargs: Any) -> Namespace:
     return Namespace(**kwargs)
 
 
+class FreshModuleTemplate(jinja2.Template):
+    """A template whose module (what `{% import %}` gives) is made anew for every import.
+    Jinja keeps one per template otherwise, and a `namespace` in it would carry one
+    resource's values into the next render."""
+
+    def _get_default_module(self, ctx: jinja2.runtime.Context | None = None) -> TemplateModule:
+        if ctx is not None:
+            new_globals = ctx.globals_keys - self.globals.keys()
+            if new_globals:
+                return self.make_module({k: ctx.parent[k] for k in new_globals})
+        return self.make_module()
+
+
 class DataOnlySandbox(ImmutableSandboxedEnvironment):
     """The sandbox with an allow-list: data access only."""
 
     intercepted_binops = INTERCEPTED_OPERATORS
+    template_class = FreshModuleTemplate
 
     def is_safe_attribute(self, obj: Any, attr: str, value: Any) -> bool:
         if attr.startswith("_"):

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from hooks.api.syntax import qualified_keys
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hooks.api.syntax import qualified_keys
 from tests.kubernetes_rules import qualified_name
 
 RULE = qualified_keys("labels", "label")

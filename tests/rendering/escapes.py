@@ -359,3 +359,12 @@ BOMBS: list[tuple[str, str]] = [
     ("deep_filters", "{{ view.name" + "|upper" * 100_000 + " }}"),
     ("long_concat", "{{ 'x'" + " ~ 'x'" * 100_000 + " }}"),
 ]
+
+# State that outlives a render: an imported template's namespace (found in review).
+PERSISTENCE: dict[str, str] = {
+    "_state.yaml": "{% set ns = namespace(n=0, last='') %}",
+    "cm.yaml": ("{% import '_state.yaml' as s %}{% set ns = s.ns %}{% set ns.n = ns.n + 1 %}"
+                "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: {{ view.name ~ '-state' }}}\n"
+                "data: {renders: {{ ns.n }}, previous: {{ ns.last }}}\n"
+                "{% set ns.last = view.namespace ~ '/' ~ view.name %}"),
+}

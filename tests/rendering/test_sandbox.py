@@ -152,3 +152,19 @@ def test_templates_check_start_up_and_reload_all_refuse(tmp_path: Path, name: st
     reloader = TemplateReloader(TemplateSettings(folder=good), LocalRenderer(ChildSettings()), installed.append)
     with_escape(good, template)
     assert reloader.poll() is False and installed == []
+
+
+def test_nothing_a_render_sets_outlives_it(tmp_path: Path) -> None:
+    from tests import metacontroller as mc
+    from tests.rendering.escapes import PERSISTENCE
+    from tests.syncing import run_sync
+
+    folder = tmp_path / "templates"
+    folder.mkdir()
+    for name, text in PERSISTENCE.items():
+        (folder / name).write_text(text)
+    templates = load_templates(folder, ChildSettings())
+    for name in ("alpha", "beta", "alpha"):
+        children = run_sync(mc.request(mc.parent({"model": {"uri": "hf://o/m"}}, name=name)), templates).children
+        (state,) = [c for c in children if c["kind"] == "ConfigMap"]
+        assert state["data"] == {"renders": 1, "previous": ""}, state["data"]
