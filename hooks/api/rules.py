@@ -7,8 +7,8 @@ that slipped past (an old CRD, a disabled validation) gets the same message in i
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
 import dataclasses
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from types import UnionType
