@@ -42,13 +42,41 @@ KubernetesLoader.add_constructor("tag:yaml.org,2002:float", _float)
 KubernetesLoader.add_constructor("tag:yaml.org,2002:timestamp", _refuse)
 
 
-def _json(value: Any) -> Any:
-    """Map keys as strings, as sigs.k8s.io/yaml writes them (true, 1, null)."""
-    if isinstance(value, dict):
-        return {_key(k): _json(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_json(v) for v in value]
-    return value
+MAX_DEPTH = 64  # no Kubernetes object nests this deep
+MAX_NODES = 1_000_000  # after expanding aliases: a few repeated anchors can mean billions
+INT64 = (-(2**63), 2**63 - 1)
+
+
+class NotJSON(yaml.YAMLError):
+    """The document has no JSON form Kubernetes could take."""
+
+
+def _json(document: Any) -> Any:
+    """`document` as JSON values: map keys as strings, as sigs.k8s.io/yaml writes them (true,
+    1, null); NotJSON past MAX_DEPTH, MAX_NODES, or for an integer beyond 64 bits. Walked
+    without recursion, as aliases may make the tree far bigger than the text."""
+    root: list[Any] = [None]
+    pending: list[tuple[Any, Any, Any, int]] = [(document, root, 0, 1)]  # value, parent, key, depth
+    nodes = 0
+    while pending:
+        value, parent, key, depth = pending.pop()
+        nodes += 1
+        if nodes > MAX_NODES:
+            raise NotJSON(f"more than {MAX_NODES} values (after expanding aliases)")
+        if depth > MAX_DEPTH:
+            raise NotJSON(f"nested more than {MAX_DEPTH} levels deep")
+        if isinstance(value, dict):
+            copy: Any = {_key(k): None for k in value}  # in the document's order
+            pending.extend((v, copy, _key(k), depth + 1) for k, v in value.items())
+        elif isinstance(value, list):
+            copy = [None] * len(value)
+            pending.extend((v, copy, i, depth + 1) for i, v in enumerate(value))
+        else:
+            if isinstance(value, int) and not isinstance(value, bool) and not INT64[0] <= value <= INT64[1]:
+                raise NotJSON(f"the integer {value} does not fit in 64 bits")
+            copy = value
+        parent[key] = copy
+    return root[0]
 
 
 def _key(key: Any) -> str:

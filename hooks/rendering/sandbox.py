@@ -19,6 +19,7 @@ always means the shipped template, so that an override can `{% extends
 from __future__ import annotations
 
 import dataclasses
+import functools
 import operator
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -161,4 +162,20 @@ def create_environment(shipped: Mapping[str, str], overrides: Mapping[str, str])
     env.globals = {"range": safe_range, "dict": build_dict, "namespace": build_namespace}
     for name in REMOVED_FILTERS:
         env.filters.pop(name, None)
+    env.filters = {name: _on_data_only(name, f) for name, f in env.filters.items()}
     return env
+
+
+def _on_data_only(name: str, f: Callable[..., Any]) -> Callable[..., Any]:
+    """`f`, refusing to filter anything but data: a function, a type or a template module
+    would otherwise be turned into its Python representation."""
+    position = 1 if hasattr(f, "jinja_pass_arg") else 0  # after the context it asks for
+
+    @functools.wraps(f)
+    def filtered(*args: Any, **kwargs: Any) -> Any:
+        value = args[position] if len(args) > position else None
+        if callable(value) or isinstance(value, (type, TemplateModule)):
+            raise SecurityError(f"the {name} filter takes data, not a {type(value).__name__}")
+        return f(*args, **kwargs)
+
+    return filtered

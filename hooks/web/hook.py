@@ -131,9 +131,14 @@ class Hook:
         except Exception as e:  # noqa: BLE001 - a bug must become a 500, never a smaller answer
             log.exception("sync failed", extra={FIELDS: fields})
             return error(500, "error", "InternalError", f"{type(e).__name__}: {e}", fields)
+        try:
+            body = encode_response(result.children, result.status.as_json(), result.finalized)
+        except (TypeError, ValueError) as e:  # a child kept as last applied that JSON cannot carry back
+            return error(409 if result.outcome != "ok" else 500, "refused" if result.outcome != "ok" else "error",
+                         "UnsafeToAnswer" if result.outcome != "ok" else "InternalError",
+                         f"the answer cannot be encoded ({e}); nothing is changed", fields)
         self.metrics.saw_phase(fields["parent"], result.status.phase)
         fields |= {"children": len(result.children), "phase": result.status.phase}
-        body = encode_response(result.children, result.status.as_json(), result.finalized)
         return Answer(200, body, result.outcome, fields)
 
     def respond(self, body: bytes, facts: Facts) -> Answer:

@@ -168,3 +168,10 @@ def test_nothing_a_render_sets_outlives_it(tmp_path: Path) -> None:
         children = run_sync(mc.request(mc.parent({"model": {"uri": "hf://o/m"}}, name=name)), templates).children
         (state,) = [c for c in children if c["kind"] == "ConfigMap"]
         assert state["data"] == {"renders": 1, "previous": ""}, state["data"]
+
+
+@pytest.mark.parametrize("template", ["{{ range|string }}", "{{ range|upper }}", "{{ dict|join }}",
+                                      "{% macro m() %}{% endmacro %}{{ m|string }}", "{{ namespace|trim }}"])
+def test_filters_take_data_only(template: str) -> None:
+    with pytest.raises(jinja2.exceptions.SecurityError, match="takes data"):
+        environment().from_string(template).render(view=the_view())

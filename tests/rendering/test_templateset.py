@@ -109,3 +109,19 @@ def test_a_block_the_extended_template_lacks_is_an_error(tmp_path: Path) -> None
                                          '{% with name=view.service.name, labels=dict(view.labels, team="a") %}'
                                          '{% include "_metadata.yaml" %}{% endwith %}{% endblock %}')
     assert load_templates(folder, ChildSettings())
+
+
+@pytest.mark.parametrize(("body", "message"), [
+    ("data: {big: 100000000000000000000}", "does not fit in 64 bits"),
+    ("data: {x: " + "[" * 100 + "]" * 100 + "}", "levels deep"),
+    ("data: {a: &a [x, x, x, x, x, x, x, x, x, x]\n  , b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
+     "  , c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\n  , d: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\n"
+     "  , e: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]\n  , f: &f [*e, *e, *e, *e, *e, *e, *e, *e, *e, *e]\n"
+     "  , g: [*f, *f, *f, *f, *f, *f, *f, *f, *f, *f]}", "after expanding aliases"),
+])
+def test_output_kubernetes_cannot_take_is_a_template_error(tmp_path: Path, body: str, message: str) -> None:
+    folder = tmp_path / "templates"
+    folder.mkdir()
+    (folder / "cm.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: {{ view.name }}}\n" + body + "\n")
+    with pytest.raises(TemplateError, match=f"cm.yaml: renders invalid YAML.*{message}"):
+        load_templates(folder, ChildSettings())

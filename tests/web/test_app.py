@@ -185,3 +185,14 @@ def test_a_deeply_nested_spec_is_invalid_not_an_error(client: httpx.Client, dept
     assert response.status_code == 200, response.text
     status = response.json()["status"]
     assert status["phase"] == "Invalid" and "levels deep" in status["conditions"][-1]["message"]
+
+
+def test_a_kept_child_that_cannot_be_encoded_is_refused_not_a_raw_500(client: httpx.Client) -> None:
+    deep: Any = "x"
+    for _ in range(300):
+        deep = [deep]
+    applied = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "ml"}, "data": deep}
+    child = {**applied, "metadata": {**applied["metadata"],
+                                     "annotations": {LAST_APPLIED_ANNOTATION: json.dumps(applied)}}}
+    response = post(client, json.dumps(mc.request(mc.parent({"model": {"uri": "bad"}}), [child])).encode())
+    assert response.status_code == 409 and response.json()["error"] == "UnsafeToAnswer"
