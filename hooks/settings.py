@@ -26,12 +26,15 @@ DEFAULT_BODY_TIMEOUT_SECONDS = 5.0
 # that in flight means a backlog that would outlast its 10 s timeout, so answer 429 instead.
 DEFAULT_MAX_IN_FLIGHT = 32
 DEFAULT_CACHE_SIZE = 16384  # resources remembered: a fleet this size resyncs without re-rendering
+DEFAULT_CACHE_BYTES = 48 << 20  # and the compressed children they take, at most
 DEFAULT_GRACEFUL_SHUTDOWN_SECONDS = 25.0  # under the pod's 30 s termination grace period
 # Rendering: two workers, so that one runaway template leaves one to the rest; 3 s each, so
 # that waiting for a worker and rendering stay inside Metacontroller's 10 s.
 DEFAULT_RENDER_WORKERS = 2
 DEFAULT_RENDER_TIMEOUT_SECONDS = 3.0
 DEFAULT_RENDER_MEMORY_MIB = 256
+DEFAULT_SYNC_DEADLINE_SECONDS = 8.0  # waiting for a worker and rendering, inside Metacontroller's 10 s
+DEFAULT_FAILURE_MEMORY_SECONDS = 60.0  # a render that failed is answered from memory this long
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 LOG_FORMATS = ("auto", "json", "text")
 
@@ -81,6 +84,7 @@ class ServerSettings:
     body_timeout_seconds: float = DEFAULT_BODY_TIMEOUT_SECONDS
     max_in_flight: int = DEFAULT_MAX_IN_FLIGHT
     cache_size: int = DEFAULT_CACHE_SIZE  # rendered resources remembered (about 3 KiB each)
+    cache_bytes: int = DEFAULT_CACHE_BYTES
     graceful_shutdown_seconds: float = DEFAULT_GRACEFUL_SHUTDOWN_SECONDS
     metrics_port: int | None = None  # set: /metrics is also served on this port, alone
     auth_token_file: Path | None = None  # set: /sync requires "Authorization: Bearer <its content>"
@@ -101,6 +105,8 @@ class RenderSettings:
     workers: int = DEFAULT_RENDER_WORKERS
     timeout_seconds: float = DEFAULT_RENDER_TIMEOUT_SECONDS
     memory_mib: int = DEFAULT_RENDER_MEMORY_MIB
+    sync_deadline_seconds: float = DEFAULT_SYNC_DEADLINE_SECONDS
+    failure_memory_seconds: float = DEFAULT_FAILURE_MEMORY_SECONDS
 
 
 @dataclass(frozen=True)
@@ -146,6 +152,7 @@ class Settings:
                 body_timeout_seconds=_positive(env, "LLMDEPLOY_BODY_TIMEOUT_SECONDS", DEFAULT_BODY_TIMEOUT_SECONDS),
                 max_in_flight=_whole(env, "LLMDEPLOY_MAX_IN_FLIGHT", DEFAULT_MAX_IN_FLIGHT),
                 cache_size=_whole(env, "LLMDEPLOY_CACHE_SIZE", DEFAULT_CACHE_SIZE),
+                cache_bytes=_whole(env, "LLMDEPLOY_CACHE_BYTES", DEFAULT_CACHE_BYTES),
                 graceful_shutdown_seconds=_positive(env, "LLMDEPLOY_GRACEFUL_SHUTDOWN_SECONDS",
                                                     DEFAULT_GRACEFUL_SHUTDOWN_SECONDS),
                 metrics_port=_port(env, "LLMDEPLOY_METRICS_PORT"),
@@ -157,6 +164,9 @@ class Settings:
                 workers=_whole(env, "LLMDEPLOY_RENDER_WORKERS", DEFAULT_RENDER_WORKERS),
                 timeout_seconds=_positive(env, "LLMDEPLOY_RENDER_TIMEOUT_SECONDS", DEFAULT_RENDER_TIMEOUT_SECONDS),
                 memory_mib=_whole(env, "LLMDEPLOY_RENDER_MEMORY_MIB", DEFAULT_RENDER_MEMORY_MIB),
+                sync_deadline_seconds=_positive(env, "LLMDEPLOY_SYNC_DEADLINE_SECONDS", DEFAULT_SYNC_DEADLINE_SECONDS),
+                failure_memory_seconds=_positive(env, "LLMDEPLOY_FAILURE_MEMORY_SECONDS",
+                                                 DEFAULT_FAILURE_MEMORY_SECONDS),
             ),
             logging=LogSettings(level=env.get("LLMDEPLOY_LOG_LEVEL") or "INFO",
                                 format=env.get("LLMDEPLOY_LOG_FORMAT") or "auto"),

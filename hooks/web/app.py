@@ -28,7 +28,7 @@ from hooks.edge.gather import FactGatherer
 from hooks.edge.templates import read_sources
 from hooks.errors import TemplateError
 from hooks.settings import Settings
-from hooks.web.admission import BodyBudget, Refused
+from hooks.web.admission import BodyBudget, Held, HeldResponse, Refused
 from hooks.web.hook import Answer, Hook, error
 from hooks.web.logs import FIELDS
 from hooks.web.metrics import CONTENT_TYPE, Metrics
@@ -82,7 +82,6 @@ def create_app(settings: Settings, metrics: Metrics | None = None, facts: FactGa
     except TemplateError as e:
         log.error("templates are broken, not ready: %s", e)
     cpu = anyio.CapacityLimiter(1)  # one decode or sync at a time: they are pure CPU under one GIL
-    renders = anyio.CapacityLimiter(settings.render.workers)
     in_flight = 0  # touched only on the event loop
     server = settings.server
     bodies = BodyBudget(server.max_body_bytes, server.max_bodies_bytes, server.body_timeout_seconds)
@@ -103,7 +102,7 @@ def create_app(settings: Settings, metrics: Metrics | None = None, facts: FactGa
     app = FastAPI(title="llmdeploy sync hook", version="0.1.0", docs_url=None, redoc_url=None, lifespan=lifespan)
     app.state.hook = hook
 
-    async def admitted(body: bytes) -> Answer:
+    async def admitted(body: bytes, deadline: float) -> Answer:
         decoded = await anyio.to_thread.run_sync(hook.decode, body, limiter=cpu)
         if isinstance(decoded, Answer):
             return decoded
@@ -117,7 +116,8 @@ def create_app(settings: Settings, metrics: Metrics | None = None, facts: FactGa
             return error(500, "error", "InternalError", f"gathering facts: {type(e).__name__}: {e}")
         desired = hook.remembered(decoded, templates) if not decoded.finalizing else None
         if desired is None and not decoded.finalizing:
-            rendered = await anyio.to_thread.run_sync(hook.render, decoded, templates, limiter=renders)
+            # The render pool queues callers itself, up to the sync's deadline.
+            rendered = await anyio.to_thread.run_sync(hook.render, decoded, templates, deadline)
             if isinstance(rendered, Answer):
                 return rendered
             desired = rendered
@@ -129,23 +129,28 @@ def create_app(settings: Settings, metrics: Metrics | None = None, facts: FactGa
         nonlocal in_flight
         started = time.perf_counter()
         request_id = request.headers.get("x-request-id") or os.urandom(16).hex()
+        held: Held | None = None
         try:
             if not hook.authorized(request.headers.get("authorization")):
                 raise Refused(error(401, "unauthorized", "Unauthorized",
                                     "a valid Authorization: Bearer token is required"))
-            async with bodies.body(request) as body:
-                if in_flight >= settings.server.max_in_flight:
-                    raise Refused(error(429, "overloaded", "TooManyRequests",
-                                        f"{in_flight} syncs in flight; retry in {RETRY_AFTER_SECONDS}s"))
-                in_flight += 1
-                metrics.in_flight.inc()
-                try:
-                    answer = await admitted(body)
-                finally:
-                    in_flight -= 1
-                    metrics.in_flight.dec()
+            body, held = await bodies.receive(request)
+            if in_flight >= settings.server.max_in_flight:
+                raise Refused(error(429, "overloaded", "TooManyRequests",
+                                    f"{in_flight} syncs in flight; retry in {RETRY_AFTER_SECONDS}s"))
+            in_flight += 1
+            metrics.in_flight.inc()
+            try:
+                answer = await admitted(body, time.monotonic() + settings.render.sync_deadline_seconds)
+            finally:
+                in_flight -= 1
+                metrics.in_flight.dec()
         except Refused as refused:
             answer = refused.answer
+        except BaseException:
+            if held is not None:
+                held.release()
+            raise
         elapsed = time.perf_counter() - started
         metrics.observe("sync", answer.outcome, elapsed)
         fields = {**answer.fields, "outcome": answer.outcome, "status": answer.status_code,
@@ -156,7 +161,8 @@ def create_app(settings: Settings, metrics: Metrics | None = None, facts: FactGa
             headers["WWW-Authenticate"] = "Bearer"
         if answer.status_code == 429:
             headers["Retry-After"] = str(RETRY_AFTER_SECONDS)
-        return Response(answer.body, answer.status_code, media_type="application/json", headers=headers)
+        # The body's bytes stay held until the answer has been sent (the response releases them).
+        return HeldResponse(answer.body, answer.status_code, headers, held, server.body_timeout_seconds)
 
     @app.get("/healthz", summary="Alive")
     async def healthz() -> Response:

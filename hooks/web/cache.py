@@ -11,13 +11,17 @@ from __future__ import annotations
 
 import dataclasses
 import threading
+import time
 import zlib
 from collections import OrderedDict
 from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 from hooks.canonical import dumps, loads
 from hooks.core.desired import Desired, DesiredInputs
-from hooks.settings import DEFAULT_CACHE_SIZE
+from hooks.settings import DEFAULT_CACHE_BYTES, DEFAULT_CACHE_SIZE
+
+Answer = TypeVar("Answer")
 
 
 @dataclass(frozen=True)
@@ -27,10 +31,13 @@ class _Entry:
 
 
 class DesiredCache:
-    """A thread-safe LRU map from (template set, inputs) to their desired state."""
+    """A thread-safe LRU map from (template set, inputs) to their desired state, bounded in
+    entries and in the bytes its compressed children take."""
 
-    def __init__(self, size: int = DEFAULT_CACHE_SIZE) -> None:
+    def __init__(self, size: int = DEFAULT_CACHE_SIZE, max_bytes: int = DEFAULT_CACHE_BYTES) -> None:
         self.size = size
+        self.max_bytes = max_bytes
+        self.bytes = 0
         self._entries: OrderedDict[bytes, _Entry] = OrderedDict()
         self._lock = threading.Lock()
         self.hits = self.misses = 0
@@ -61,7 +68,42 @@ class DesiredCache:
         if key is None or self.size <= 0:
             return
         entry = _Entry(dataclasses.replace(desired, children=()), zlib.compress(dumps(desired.children), 1))
+        if len(entry.children_zlib) > self.max_bytes // 64:
+            return  # a huge resource: rendering it again costs less than crowding out the fleet
         with self._lock:
+            previous = self._entries.pop(key, None)
+            self.bytes -= len(previous.children_zlib) if previous else 0
             self._entries[key] = entry
-            if len(self._entries) > self.size:
+            self.bytes += len(entry.children_zlib)
+            while len(self._entries) > self.size or self.bytes > self.max_bytes:
+                _, evicted = self._entries.popitem(last=False)
+                self.bytes -= len(evicted.children_zlib)
+
+
+class FailureMemory(Generic[Answer]):
+    """Answers of renders that failed, by the same key, for `seconds` (thread-safe, bounded)."""
+
+    def __init__(self, seconds: float, size: int = 1024) -> None:
+        self.seconds = seconds
+        self.size = size
+        self._entries: OrderedDict[bytes, tuple[float, Answer]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: bytes | None) -> Answer | None:
+        if key is None:
+            return None
+        with self._lock:
+            found = self._entries.get(key)
+            if found is None or found[0] < time.monotonic():
+                self._entries.pop(key, None)
+                return None
+            return found[1]
+
+    def put(self, key: bytes | None, answer: Answer) -> None:
+        if key is None:
+            return
+        with self._lock:
+            self._entries[key] = (time.monotonic() + self.seconds, answer)
+            self._entries.move_to_end(key)
+            while len(self._entries) > self.size:
                 self._entries.popitem(last=False)

@@ -24,7 +24,7 @@ from hooks.core.facts import Facts
 from hooks.core.sync import sync
 from hooks.errors import Busy, ConfigError, RequestError, TemplateError, UnsafeToAnswer
 from hooks.settings import Settings
-from hooks.web.cache import DesiredCache
+from hooks.web.cache import DesiredCache, FailureMemory
 from hooks.web.logs import FIELDS
 from hooks.web.metrics import Metrics
 from hooks.workers.renderer import Renderer
@@ -71,7 +71,8 @@ class Hook:
         self.renderer = renderer
         self.metrics = metrics
         self.token = read_token(settings.server.auth_token_file)
-        self.cache = DesiredCache(settings.server.cache_size)
+        self.cache = DesiredCache(settings.server.cache_size, settings.server.cache_bytes)
+        self.failures: FailureMemory[Answer] = FailureMemory(settings.render.failure_memory_seconds)
         self.templates: str | None = None  # the digest of the set in use; None: not ready
 
     def install(self, templates: str) -> None:
@@ -100,25 +101,33 @@ class Hook:
         """The desired state of `request` from the cache, when it is there (cheap)."""
         return self.cache.get(DesiredCache.key(desired_inputs(request, self.settings.children), templates))
 
-    def render(self, request: SyncRequest, templates: str) -> Desired | Answer:
-        """The desired state of `request`, rendered by the renderer (and remembered)."""
+    def render(self, request: SyncRequest, templates: str, deadline: float | None = None) -> Desired | Answer:
+        """The desired state of `request`, rendered by the renderer by `deadline` (and
+        remembered). A render that failed is answered from memory for a while: a runaway
+        template is not run again on every retry, taking workers from other resources."""
         inputs = desired_inputs(request, self.settings.children)
         deep = too_deep(inputs.spec)
         if deep:  # invalid, and too deep to hand to a worker
             return Desired("invalid", spec_errors=(deep,))
+        key = DesiredCache.key(inputs, templates)
+        failed = self.failures.get(key)
+        if failed is not None:
+            return failed
         try:
             started = time.perf_counter()
-            desired = self.renderer.desire(inputs, templates)
+            desired = self.renderer.desire(inputs, templates, deadline)
             self.metrics.render.observe(time.perf_counter() - started)
         except TemplateError as e:
             log.error("template error: %s", e, extra={FIELDS: _fields(request)})
-            return error(500, "error", "TemplateError", str(e), _fields(request))
+            answer = error(500, "error", "TemplateError", str(e), _fields(request))
+            self.failures.put(key, answer)
+            return answer
         except Busy as e:
             return error(429, "overloaded", "TooManyRequests", str(e), _fields(request))
         except Exception as e:  # noqa: BLE001 - a bug must become a 500, never a smaller answer
             log.exception("rendering failed", extra={FIELDS: _fields(request)})
             return error(500, "error", "InternalError", f"{type(e).__name__}: {e}", _fields(request))
-        self.cache.put(DesiredCache.key(inputs, templates), desired)
+        self.cache.put(key, desired)
         return desired
 
     def answer(self, request: SyncRequest, facts: Facts, desired: Desired | None) -> Answer:

@@ -28,6 +28,7 @@ from hooks.workers.renderer import KEPT_SETS
 
 log = logging.getLogger("llmdeploy")
 START_SECONDS = 60.0  # a worker imports llmdeploy before it is ready: generous on a slow node
+MIN_RENDER_SECONDS = 0.2  # a render is not started with less time than this left
 
 
 class _Failed(Exception):
@@ -91,13 +92,13 @@ class WorkerPool:
         self._run(lambda worker, deadline: self._ensure_loaded(worker, digest, deadline))
         return digest
 
-    def desire(self, inputs: DesiredInputs, templates: str) -> Desired:
-        def render(worker: _Worker, deadline: float) -> Desired:
-            self._ensure_loaded(worker, templates, deadline)
-            desired: Desired = worker.ask(("desire", inputs, templates), deadline)
+    def desire(self, inputs: DesiredInputs, templates: str, deadline: float | None = None) -> Desired:
+        def render(worker: _Worker, by: float) -> Desired:
+            self._ensure_loaded(worker, templates, by)
+            desired: Desired = worker.ask(("desire", inputs, templates), by)
             return desired
 
-        desired: Desired = self._run(render, f"{inputs.namespace}/{inputs.name}")
+        desired: Desired = self._run(render, f"{inputs.namespace}/{inputs.name}", deadline)
         return desired
 
     @property
@@ -119,9 +120,14 @@ class WorkerPool:
         for worker in workers:
             worker.stop()
 
-    def _run(self, job: Any, what: str = "the template set") -> Any:
-        worker = self._acquire()
-        deadline = time.monotonic() + self.seconds
+    def _run(self, job: Any, what: str = "the template set", until: float | None = None) -> Any:
+        """`job(worker, deadline)` on a free worker: waiting for one and the job together end by
+        `until` when given, and the job gets at most the budget."""
+        until = until if until is not None else time.monotonic() + 2 * self.seconds
+        if until - time.monotonic() < MIN_RENDER_SECONDS:
+            raise Busy("no time is left for this sync to render")
+        worker = self._acquire(min(self.seconds, until - time.monotonic() - MIN_RENDER_SECONDS))
+        deadline = min(time.monotonic() + self.seconds, until)
         try:
             result = job(worker, deadline)
         except _Failed as e:
@@ -146,10 +152,10 @@ class WorkerPool:
         while len(worker.loaded) > KEPT_SETS:
             worker.loaded.popitem(last=False)
 
-    def _acquire(self) -> _Worker:
+    def _acquire(self, timeout: float) -> _Worker:
         with self._free:
-            if not self._free.wait_for(lambda: self._idle or self._closed, timeout=self.seconds):
-                raise Busy(f"all {self.size} render workers stayed busy for {self.seconds:g} s")
+            if not self._free.wait_for(lambda: self._idle or self._closed, timeout=max(timeout, 0)):
+                raise Busy(f"all {self.size} render workers stayed busy for as long as a sync may wait")
             if self._closed:
                 raise Busy("the render workers are shut down")
             return self._idle.pop()

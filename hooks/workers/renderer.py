@@ -18,8 +18,9 @@ class Renderer(Protocol):
     def load(self, sources: TemplateSources) -> str:
         """Compile `sources` and try them end to end; their digest, or TemplateError."""
 
-    def desire(self, inputs: DesiredInputs, templates: str) -> Desired:
-        """`desire(inputs, <the set with that digest>)`; TemplateError when it fails."""
+    def desire(self, inputs: DesiredInputs, templates: str, deadline: float | None = None) -> Desired:
+        """`desire(inputs, <the set with that digest>)`, by `deadline` (time.monotonic())
+        when given; TemplateError when it fails, Busy when it cannot start in time."""
 
     def close(self) -> None:
         """Stop whatever the renderer started."""
@@ -39,7 +40,7 @@ class LocalRenderer:
             del self.sets[stale]
         return compiled.digest
 
-    def desire(self, inputs: DesiredInputs, templates: str) -> Desired:
+    def desire(self, inputs: DesiredInputs, templates: str, deadline: float | None = None) -> Desired:
         return desire(inputs, self.sets[templates])
 
     def close(self) -> None:

@@ -89,9 +89,9 @@ def test_render_reads_yaml_as_kubectl_does(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("content", "expected"), [
     ("apiVersion: v1\nkind: LLMDeployment\nmetadata: hello\nspec: {}\n", "metadata must be a mapping"),
     ("apiVersion: v1\nkind: LLMDeployment\nmetadata: {name: x}\nspec: {model: {uri: 'hf://o/m'}, "
-     "replicas: 123456789012345678901234567890}\n", "spec.replicas"),
+     "replicas: 123456789012345678901234567890}\n", "does not fit in 64 bits"),
     ("apiVersion: v1\nkind: LLMDeployment\nmetadata: {name: x}\nspec: {model: {uri: 'hf://o/m'}, "
-     "pod: {affinity: {a: 123456789012345678901234567890}}}\n", "spec.pod.affinity"),
+     "pod: {affinity: {a: 1}}}\n", "spec.pod.affinity"),
     ("apiVersion: v1\nkind: LLMDeployment\nmetadata: {name: x}\nspec: {model: {uri: !!binary aGk=}}\n",
      "cannot read"),
 ])

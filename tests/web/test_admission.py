@@ -101,3 +101,48 @@ def test_a_non_ascii_authorization_header_is_a_401(tmp_path: Path) -> None:
     finally:
         output = hook.stop()
     assert "Traceback" not in output
+
+
+def test_stalled_large_bodies_leave_room_for_complete_syncs() -> None:
+    limit = 1 << 20
+    hook = HookServer(env={"LLMDEPLOY_MAX_BODY_BYTES": str(limit), "LLMDEPLOY_MAX_BODIES_BYTES": str(2 * limit),
+                           "LLMDEPLOY_BODY_TIMEOUT_SECONDS": "5"})
+    try:
+        hook.wait_ready("/readyz")
+        holders = [stalled(hook.port, declared=limit, sent=b" " * (limit - 1)) for _ in range(4)]
+        time.sleep(0.5)
+        codes = [httpx.post(hook.url + "/sync", content=BODY, timeout=10).status_code for _ in range(10)]
+        assert codes == [200] * 10
+        for conn in holders:
+            conn.close()
+    finally:
+        hook.stop()
+
+
+def test_an_answer_keeps_its_bytes_held_until_it_is_sent() -> None:
+    import anyio
+    from hooks.web.admission import BodyBudget, Held, HeldResponse
+
+    budget = BodyBudget(1000, 1000, 5)
+    held = Held(budget)
+    budget._take(held, 600)
+    sent = anyio.Event()
+    seen: list[int] = []
+
+    async def send(message: dict[str, object]) -> None:
+        seen.append(budget.held)
+        if message["type"] == "http.response.body":
+            await sent.wait()  # a client that does not read
+
+    async def respond() -> None:
+        await HeldResponse(b"{}", 200, {}, held, 5)({"type": "http"}, None, send)  # type: ignore[arg-type]
+
+    async def scenario() -> None:
+        async with anyio.create_task_group() as group:
+            group.start_soon(respond)
+            await anyio.sleep(0.1)
+            assert budget.held == 600  # still held while the answer waits
+            sent.set()
+        assert budget.held == 0 and seen == [600, 600]
+
+    anyio.run(scenario)

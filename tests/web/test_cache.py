@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml
 from hooks.contract.request import parse_request
-from hooks.core.desired import DesiredInputs, desire, desired_inputs
+from hooks.core.desired import Desired, DesiredInputs, desire, desired_inputs
 from hooks.core.facts import Facts
 from hooks.core.sync import sync
 from hooks.edge.templates import load_templates
@@ -216,3 +216,26 @@ def test_cached_and_uncached_agree_for_generated_specs(shipped: TemplateSet, spe
         return
     changed = {**AFFECTING, **NOT_AFFECTING}[change](raw)
     assert answer(changed, shipped, cache) == answer(changed, shipped, None)
+
+
+def test_the_cache_is_bounded_in_bytes_too(shipped: TemplateSet) -> None:
+    cache = DesiredCache(size=1000, max_bytes=80 * 1024)
+    for i in range(100):
+        raw = set_path(base_request(), "parent/metadata/name", f"m{i}")
+        answer(raw, shipped, cache)
+    assert cache.bytes <= 80 * 1024 and 0 < len(cache) < 100
+
+
+def test_a_failed_render_is_answered_from_memory(tmp_path: Any) -> None:
+    from tests.syncing import local_hook
+
+    (tmp_path / "cm.yaml").write_text('{% if view.name == "bad" %}{{ view.missing }}{% endif %}'
+                                      "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: {{ view.name }}}\n")
+    hook = local_hook(folder=tmp_path)
+    request = parse_request(mc.request(mc.parent({"model": {"uri": "hf://o/m"}}, name="bad")))
+    assert hook.templates is not None
+    first = hook.render(request, hook.templates)
+    assert not isinstance(first, Desired) and first.status_code == 500
+    assert hook.render(request, hook.templates) is first  # not rendered again
+    good = parse_request(mc.request(mc.parent({"model": {"uri": "hf://o/m"}}, name="good")))
+    assert isinstance(hook.render(good, hook.templates), Desired)
