@@ -67,6 +67,16 @@ def test_extra_template_may_not_add_a_managed_kind(tmp_path: Path) -> None:
         load_templates(folder, ChildSettings())
 
 
+def test_a_child_too_big_for_metacontroller_to_record_is_refused(tmp_path: Path) -> None:
+    folder = folder_with(tmp_path, {"cm.yaml": (
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: big}\ndata: {blob: {{ 'x' * 250000 }}}\n")})
+    with pytest.raises(TemplateError, match="cm.yaml: renders a ConfigMap \\(big\\) of 244 KiB; .* at most 240 KiB"):
+        load_templates(folder, ChildSettings())
+    (folder / "cm.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: big}\ndata: {blob: {{ 'x' * 240000 }}}\n")
+    assert any(c["kind"] == "ConfigMap" for c in children(load_templates(folder, ChildSettings())))
+
+
 def test_extra_template_may_not_leave_the_namespace(tmp_path: Path) -> None:
     folder = folder_with(tmp_path, {"cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: kube-system}\n"})
     with pytest.raises(TemplateError, match="cm.yaml: .* must stay in the LLMDeployment's namespace"):

@@ -1,7 +1,8 @@
 """The LLMDeployment CustomResourceDefinition, generated from the pydantic models.
 
 Pydantic's JSON Schema is turned into a Kubernetes structural schema: `$ref`s inlined,
-Optional's `anyOf [X, null]` folded into X, OpenAPI 3.0 exclusive bounds, defaults taken
+Optional's `anyOf [X, null]` folded into X, OpenAPI 3.0 exclusive bounds, `const` as a
+one-value `enum`, defaults taken
 from the models (default factories included), and each model's CEL rules kept as
 `x-kubernetes-validations`. `llmdeploy crd` prints it; crds/ holds the committed copy.
 """
@@ -94,6 +95,8 @@ def _node(schema: JSON, defs: JSON, model: type[BaseModel] | None) -> JSON:
     out = {k: v for k, v in schema.items() if k not in _DROP and k not in ("properties", "items", "anyOf")}
     if "exclusiveMinimum" in out:
         out["minimum"], out["exclusiveMinimum"] = out.pop("exclusiveMinimum"), True
+    if "const" in out:  # Kubernetes' schemas have no const
+        out["enum"] = [out.pop("const")]
     if "properties" in schema and model is not None:
         out["properties"] = {}
         fields = {field.alias or name: field for name, field in model.model_fields.items()}

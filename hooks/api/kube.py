@@ -11,10 +11,17 @@ from pydantic import Field
 
 from hooks.api.base import SpecModel
 from hooks.api.rules import Rule
+
+FIELD_PATH_PATTERN = (r"^(metadata\.(name|namespace|uid)|metadata\.(labels|annotations)\['[^']+'\]"
+                      r"|spec\.(nodeName|serviceAccountName)|status\.(hostIP|hostIPs|podIP|podIPs))$")
+RESOURCE_FIELD_PATTERN = r"^(limits|requests)\.(cpu|memory|ephemeral-storage)$"
 from hooks.api.syntax import (
+    DNS_LABEL_PATTERN,
     INT64_MAX,
     QUALIFIED_NAME_PATTERN,
+    DNSLabel,
     DNSSubdomain,
+    LabelKey,
     LabelMap,
     LabelValue,
     Quantity,
@@ -43,20 +50,26 @@ class LabelSelector(SpecModel):
 class NodeSelectorRequirement(SpecModel):
     cel_rules = (Rule("self.operator in ['Exists', 'DoesNotExist'] ? !has(self.values) || size(self.values) == 0 "
                       ": self.operator in ['Gt', 'Lt'] ? has(self.values) && size(self.values) == 1 "
-                      ": has(self.values) && size(self.values) > 0",
-                      "values must be empty with Exists and DoesNotExist, one number with Gt and Lt, and set with "
-                      "In and NotIn"),)
+                      "&& self.values[0].matches(r'^-?[0-9]+$') : has(self.values) && size(self.values) > 0",
+                      "values must be empty with Exists and DoesNotExist, one whole number with Gt and Lt, and "
+                      "set with In and NotIn"),)
 
-    key: str = Field(min_length=1, max_length=317, description="A node label key or field.")
+    key: str = Field(min_length=1, max_length=317, pattern=QUALIFIED_NAME_PATTERN, description="A node label key.")
     operator: Literal["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"] = Field(description="How it relates.")
     values: list[str] | None = Field(None, max_length=64, description="Values.")
+
+
+class NodeFieldRequirement(SpecModel):
+    key: Literal["metadata.name"] = Field(description="The node field: metadata.name.")
+    operator: Literal["In", "NotIn"] = Field(description="In or NotIn.")
+    values: list[str] = Field(min_length=1, max_length=1, description="One node name.")
 
 
 class NodeSelectorTerm(SpecModel):
     match_expressions: list[NodeSelectorRequirement] | None = Field(None, max_length=32,
                                                                     description="Requirements on node labels.")
-    match_fields: list[NodeSelectorRequirement] | None = Field(None, max_length=32,
-                                                               description="Requirements on node fields.")
+    match_fields: list[NodeFieldRequirement] | None = Field(None, max_length=32,
+                                                            description="Requirements on node fields.")
 
 
 class NodeSelector(SpecModel):
@@ -77,13 +90,21 @@ class NodeAffinity(SpecModel):
 
 
 class PodAffinityTerm(SpecModel):
+    cel_rules = (
+        Rule("!(has(self.matchLabelKeys) || has(self.mismatchLabelKeys)) || has(self.labelSelector)",
+             "matchLabelKeys and mismatchLabelKeys need a labelSelector"),
+        Rule("!has(self.matchLabelKeys) || !has(self.mismatchLabelKeys) || "
+             "!self.matchLabelKeys.exists(k, k in self.mismatchLabelKeys)",
+             "a key cannot be in both matchLabelKeys and mismatchLabelKeys"),
+    )
+
     label_selector: LabelSelector | None = Field(None, description="The pods this term is about.")
     namespace_selector: LabelSelector | None = Field(None, description="Namespaces of those pods.")
-    namespaces: list[DNSSubdomain] | None = Field(None, max_length=32, description="Namespaces of those pods.")
+    namespaces: list[DNSLabel] | None = Field(None, max_length=32, description="Namespaces of those pods.")
     topology_key: str = Field(min_length=1, max_length=317, pattern=QUALIFIED_NAME_PATTERN,
                               description="The node label that groups nodes into domains.")
-    match_label_keys: list[str] | None = Field(None, max_length=32, description="Label keys matched by value.")
-    mismatch_label_keys: list[str] | None = Field(None, max_length=32, description="Label keys mismatched.")
+    match_label_keys: list[LabelKey] | None = Field(None, max_length=32, description="Label keys matched by value.")
+    mismatch_label_keys: list[LabelKey] | None = Field(None, max_length=32, description="Label keys mismatched.")
 
 
 class WeightedPodAffinityTerm(SpecModel):
@@ -107,6 +128,8 @@ class Affinity(SpecModel):
 class Toleration(SpecModel):
     cel_rules = (Rule("!has(self.operator) || self.operator != 'Exists' || !has(self.value) || self.value == ''",
                       "value must be empty when operator is Exists", ".value"),
+                 Rule("!has(self.tolerationSeconds) || has(self.effect) && self.effect == 'NoExecute'",
+                      "tolerationSeconds needs effect NoExecute", ".tolerationSeconds"),
                  Rule("has(self.key) && self.key != '' || has(self.operator) && self.operator == 'Exists'",
                       "a toleration without a key must use operator Exists", ".key"))
 
@@ -119,19 +142,31 @@ class Toleration(SpecModel):
 
 
 class KeySelector(SpecModel):
+    cel_rules = (Rule("!(self.key in ['.', '..'])", "must not be . or ..", ".key"),)
+
     name: DNSSubdomain = Field(description="The Secret or ConfigMap.")
     key: str = Field(min_length=1, max_length=253, pattern=r"^[-._a-zA-Z0-9]+$", description="Its key.")
     optional: bool | None = Field(None, description="Whether it may be missing.")
 
 
 class ObjectFieldSelector(SpecModel):
-    field_path: str = Field(min_length=1, max_length=256, description="A field of the pod, e.g. metadata.name.")
-    api_version: str | None = Field(None, description="Version the path is written in.")
+    field_path: str = Field(max_length=400, pattern=FIELD_PATH_PATTERN,
+                            description="A field of the pod: metadata.name, metadata.namespace, metadata.uid, "
+                            "metadata.labels['<key>'], metadata.annotations['<key>'], spec.nodeName, "
+                            "spec.serviceAccountName, status.hostIP(s) or status.podIP(s).")
+    api_version: Literal["v1"] | None = Field(None, description="Version the path is written in: v1.")
 
 
 class ResourceFieldSelector(SpecModel):
-    container_name: str | None = Field(None, description="Container, default the engine.")
-    resource: str = Field(min_length=1, description="limits.memory, requests.cpu, ...")
+    cel_rules = (Rule("!has(self.divisor) || (self.resource.endsWith('cpu') ? string(self.divisor) in ['1', '1m'] : "
+                      "string(self.divisor) in ['1', '1k', '1M', '1G', '1T', '1P', '1E', '1Ki', '1Mi', '1Gi', '1Ti', "
+                      "'1Pi', '1Ei'])", "must be 1 or 1m for cpu, and 1, 1k...1E or 1Ki...1Ei for memory and storage",
+                      ".divisor"),)
+
+    container_name: str | None = Field(None, max_length=63, pattern=DNS_LABEL_PATTERN,
+                                       description="Container, default the engine.")
+    resource: str = Field(pattern=RESOURCE_FIELD_PATTERN, description="limits.cpu, limits.memory, "
+                          "limits.ephemeral-storage, requests.cpu, requests.memory or requests.ephemeral-storage.")
     divisor: Quantity | None = Field(None, description="Unit of the value.")
 
 

@@ -9,9 +9,10 @@ have exactly the fields of their full models, all optional; a test holds them to
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, ClassVar, Literal
 
-from pydantic import Field
+from pydantic import AfterValidator, Field
 
 from hooks.api.base import SpecModel
 from hooks.api.kube import Affinity, EnvVarSource, LabelSelector, Toleration
@@ -59,10 +60,16 @@ RESOURCE_RULES = (
 MAX_REQUEST_SECONDS = 86400
 MAX_STARTUP_SECONDS = 7 * 86400
 MAX_GPUS = 1024
-HOST_PATTERN = r"^(\*|(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*)$"
+_HOST_LABEL = r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?"
+# A host Istio routes for: a DNS name, optionally under a wildcard (a bare * is not allowed
+# on a route the mesh uses).
+HOST_PATTERN = rf"^(\*\.)?{_HOST_LABEL}(\.{_HOST_LABEL})*$"
 GATEWAY_PATTERN = r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?/)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
 HEADER_PATTERN = r"^[-_a-z0-9]+$"
-RETRY_ON_PATTERN = r"^[-a-z0-9]+(,[-a-z0-9]+)*$"
+_RETRY = (r"(5xx|gateway-error|reset|reset-before-request|connect-failure|envoy-ratelimited|retriable-4xx"
+          r"|refused-stream|retriable-status-codes|retriable-headers|http3-post-connect-failure|cancelled"
+          r"|deadline-exceeded|internal|resource-exhausted|unavailable|[1-5][0-9][0-9])")
+RETRY_ON_PATTERN = rf"^{_RETRY}(,{_RETRY})*$"  # Envoy's retry policies and HTTP status codes
 METRIC_NAME_PATTERN = r"^[^/%]+$"
 
 Quantization = Literal["none", "awq", "gptq", "fp8", "int8", "bitsandbytes"]
@@ -234,6 +241,20 @@ class Autoscaling(SpecModel):
     )
 
 
+def _re2(pattern: str | None) -> str | None:
+    """A regular expression Envoy (RE2) accepts: it compiles, without lookaround or
+    backreferences, which RE2 lacks."""
+    if pattern is None:
+        return None
+    try:
+        re.compile(pattern)
+    except re.error as e:
+        raise ValueError(f"is not a regular expression: {e}") from e
+    if re.search(r"\(\?<?[=!]|\\[1-9]|\(\?P=", pattern):
+        raise ValueError("must be an RE2 regular expression: no lookaround or backreferences")
+    return pattern
+
+
 class StringMatch(SpecModel):
     cel_rules = (
         Rule("(has(self.exact) ? 1 : 0) + (has(self.prefix) ? 1 : 0) + (has(self.regex) ? 1 : 0) == 1",
@@ -242,7 +263,8 @@ class StringMatch(SpecModel):
 
     exact: str | None = Field(None, max_length=1024, description="Exact string match.")
     prefix: str | None = Field(None, min_length=1, max_length=1024, description="Prefix match.")
-    regex: str | None = Field(None, min_length=1, max_length=1024, description="RE2 regular expression match.")
+    regex: Annotated[str | None, AfterValidator(_re2)] = Field(None, min_length=1, max_length=1024,
+                                                             description="RE2 regular expression match.")
 
 
 class HTTPMatch(SpecModel):

@@ -30,7 +30,8 @@ PREFIX_LENGTH_PATTERN = r"^([^/]{1,253}/)?[^/]+$"
 LABEL_VALUE_PATTERN = r"^(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?$"
 ENV_NAME_PATTERN = r"^[-._a-zA-Z][-._a-zA-Z0-9]*$"
 IMAGE_PATTERN = r"^[^\s]*$"  # empty: the default image
-EXTENDED_RESOURCE_PATTERN = r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?/[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$"
+# An extended resource: a qualified name with a domain (not kubernetes.io's).
+EXTENDED_RESOURCE_PATTERN = rf"^{_LABEL}(\.{_LABEL})+/[A-Za-z0-9]([-A-Za-z0-9_.]{{0,61}}[A-Za-z0-9])?$"
 # Percentages without leading zeros, so that "0%" is the only way to write none.
 PERCENT_PATTERN = r"^(0|[1-9][0-9]{0,8})%$"
 PERCENT_UP_TO_100_PATTERN = r"^(100|[1-9]?[0-9])%$"
@@ -39,7 +40,9 @@ MAX_MAP_ENTRIES = 32  # labels, annotations, node selectors: well under the API 
 MAX_ANNOTATION_VALUE = 4096
 
 Int32 = Annotated[int, Field(ge=0, le=INT32_MAX)]
+DNSLabel = Annotated[str, Field(min_length=1, max_length=63, pattern=DNS_LABEL_PATTERN)]
 DNSSubdomain = Annotated[str, Field(min_length=1, max_length=253, pattern=DNS_SUBDOMAIN_PATTERN)]
+LabelKey = Annotated[str, Field(min_length=1, max_length=317, pattern=QUALIFIED_NAME_PATTERN)]
 DNSSubdomainOrEmpty = Annotated[str, Field(max_length=253, pattern=DNS_SUBDOMAIN_OR_EMPTY_PATTERN)]
 LabelValue = Annotated[str, Field(max_length=63, pattern=LABEL_VALUE_PATTERN)]
 LabelMap = Annotated[dict[str, LabelValue], Field(max_length=MAX_MAP_ENTRIES)]

@@ -12,9 +12,13 @@ from pydantic import ValidationError
 
 from hooks.api.rules import violations, violations_where_valid
 from hooks.api.spec import RESOURCE_RULES, LLMDeploymentSpec
+from hooks.canonical import dumps
 from hooks.errors import SpecError
 
 MAX_SPEC_DEPTH = 32  # the deepest field of the API is about 12 levels down
+# Metacontroller records every child it applies in an annotation, and Kubernetes keeps at most
+# 256 KiB of annotations: a Deployment carries most of its spec, once.
+MAX_SPEC_BYTES = 128 << 10
 
 
 def too_deep(spec: Any) -> str | None:
@@ -35,6 +39,13 @@ def validate_resource(name: str, spec: Any) -> LLMDeploymentSpec:
     deep = too_deep(spec)
     if deep:
         raise SpecError([deep])
+    try:
+        size = len(dumps(spec)) if isinstance(spec, dict) else 0
+    except TypeError:
+        size = 0  # an integer beyond 64 bits: the schema says which
+    if size > MAX_SPEC_BYTES:
+        raise SpecError([f"spec: {size >> 10} KiB, more than {MAX_SPEC_BYTES >> 10} KiB: a Deployment made from it "
+                         "would not fit in the 256 KiB of annotations where Metacontroller records what it applied"])
     named = {"metadata": {"name": name}}
     errors = [f"{r.field_path.lstrip('.')}: {r.message}" for r in RESOURCE_RULES if not r.holds(named)]
     if not isinstance(spec, dict):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from hooks.canonical import dumps
 from hooks.core.view import View
 from hooks.errors import TemplateError
 from hooks.rendering.templateset import TemplateSet
@@ -25,36 +26,44 @@ CHILD_TEMPLATES = (DEPLOYMENT, SERVICE, AUTOSCALER, DISRUPTION_BUDGET, DESTINATI
 MANAGED_KINDS = frozenset({"Deployment", "Service", "HorizontalPodAutoscaler", "PodDisruptionBudget",
                            "DestinationRule", "VirtualService"})
 
+# Metacontroller keeps a copy of each child it applies in an annotation, and Kubernetes
+# allows 256 KiB of annotations in all: a child must leave room for the others.
+MAX_CHILD_BYTES = 240 * 1024
+
 JSON = dict[str, Any]
 
 
 def render_children(view: View, templates: TemplateSet) -> list[JSON]:
     """The desired children, in their fixed order; TemplateError when a template fails or
     renders something that cannot be answered."""
-    def render(name: str, **context: Any) -> list[JSON]:
-        return templates.render(name, view.namespace, view=view, **context)
+    rendered: list[tuple[str, JSON]] = []  # (template, child)
 
-    children: list[JSON] = []
+    def render(name: str, **context: Any) -> list[JSON]:
+        children = templates.render(name, view.namespace, view=view, **context)
+        rendered.extend((name, child) for child in children)
+        return children
+
     for track in view.tracks:
         (deployment,) = render(DEPLOYMENT, track=track)
         _check_selector(deployment)
-        children.append(deployment)
-    children += render(SERVICE)
+    render(SERVICE)
     if view.autoscaler is not None:
-        children += render(AUTOSCALER, autoscaler=view.autoscaler)
+        render(AUTOSCALER, autoscaler=view.autoscaler)
     if view.disruption_budget is not None:
-        children += render(DISRUPTION_BUDGET)
+        render(DISRUPTION_BUDGET)
     if view.routing is not None:
-        children += render(DESTINATION_RULE, routing=view.routing)
-        children += render(VIRTUAL_SERVICE, routing=view.routing)
-    managed = {child["kind"] for child in children} | MANAGED_KINDS
+        render(DESTINATION_RULE, routing=view.routing)
+        render(VIRTUAL_SERVICE, routing=view.routing)
+    managed = {child["kind"] for _, child in rendered} | MANAGED_KINDS
     for name in templates.extras:
         for extra in render(name):
             if extra["kind"] in managed:
                 raise TemplateError(
                     f"renders a {extra['kind']} ({extra['metadata']['name']}), a kind llmdeploy already "
                     f"manages: override its template instead of adding a second one", name)
-            children.append(extra)
+    for name, child in rendered:
+        _check_size(child, name)
+    children = [child for _, child in rendered]
     _check_unique(children)
     return children
 
@@ -70,6 +79,15 @@ def _check_selector(deployment: JSON) -> None:
         ok = False
     if not ok:
         raise TemplateError("the Deployment's pod labels must include its selector's labels", DEPLOYMENT)
+
+
+def _check_size(child: JSON, template: str) -> None:
+    size = len(dumps(child))
+    if size > MAX_CHILD_BYTES:
+        raise TemplateError(
+            f"renders a {child['kind']} ({child['metadata']['name']}) of {size // 1024} KiB; Metacontroller "
+            f"keeps a copy of each child in an annotation, so a child may be at most {MAX_CHILD_BYTES // 1024} KiB",
+            template)
 
 
 def _check_unique(children: list[JSON]) -> None:

@@ -40,7 +40,7 @@ class DeploymentProgress:
     caught_up: bool = False
     changing: bool = False  # the hook is about to change it
     deadline_exceeded: bool = False
-    not_starting_for: timedelta | None = None  # no replica available for longer than pods may take to start
+    not_starting_for: timedelta | None = None  # too few replicas available for longer than pods may take to start
 
     @property
     def rolled_out(self) -> bool:
@@ -111,7 +111,7 @@ def _ready_reason(progress: Sequence[DeploymentProgress], ready: bool, degraded:
         return "ProgressDeadlineExceeded", f"{stuck} did not become ready in time; {counts} replicas ready"
     if degraded:
         stuck = ", ".join(p.name for p in progress if p.not_starting_for)
-        return "PodsNotStarting", f"{stuck}: no replica has started in time; {counts} replicas ready"
+        return "PodsNotStarting", f"{stuck}: replicas have not started in time; {counts} replicas ready"
     return ("RolloutInProgress" if serving else "Pending"), f"{counts} replicas ready"
 
 
@@ -122,8 +122,12 @@ def _available_reason(p: DeploymentProgress) -> tuple[str, str]:
         return "ProgressDeadlineExceeded", f"{p.name}: {p.available}/{p.desired} replicas available"
     if p.not_starting_for:
         minutes = int(p.not_starting_for.total_seconds() // 60)
-        return "PodsNotStarting", (f"{p.name}: no replica available for {minutes} min, longer than its pods may take "
-                                   "to start: they are crashing, failing their startup probe or cannot be scheduled")
+        why = ("longer than its pods may take to start: they are crashing, failing their startup probe "
+               "or cannot be scheduled")
+        if p.available > 0:  # serving, so the condition is True; its reason says what is wrong
+            return "PartlyAvailable", (f"{p.name}: only {p.available}/{p.desired} replicas available "
+                                       f"for {minutes} min, {why}")
+        return "PodsNotStarting", f"{p.name}: no replica available for {minutes} min, {why}"
     reason = "DeploymentAvailable" if p.available > 0 else "NoReplicasAvailable"
     return reason, f"{p.name}: {p.available}/{p.desired} replicas available"
 
@@ -151,11 +155,12 @@ STARTUP_GRACE = timedelta(minutes=2)  # the kubelet's restart back-off on top of
 
 
 def _not_starting_for(plan: TrackPlan, live: ObservedDeployment, desired: int, now: datetime) -> timedelta | None:
-    """How long the Deployment has had pods but none available, when that is longer than its
-    pods may take to start (a crash loop, a failing startup probe, or nowhere to run)."""
+    """How long the Deployment has had fewer replicas available than it needs (its Available
+    condition False), when that is longer than its pods may take to start: a crash loop, a
+    failing startup probe, or nowhere to run, whether for every replica or only some."""
     available = live.condition("Available")
     if (plan.startup_seconds is None or available is None or available.status != "False"
-            or available.last_transition_time is None or live.available > 0 or desired == 0):
+            or available.last_transition_time is None or desired == 0):
         return None
     waited = now - available.last_transition_time
     return waited if waited > timedelta(seconds=plan.startup_seconds) + STARTUP_GRACE else None

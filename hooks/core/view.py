@@ -192,8 +192,8 @@ class RouteView:
 @dataclass(frozen=True)
 class RetriesView:
     attempts: int
-    per_try_timeout: str
-    retry_on: str
+    per_try_timeout: str | None  # None with no retries (Istio refuses them then)
+    retry_on: str | None
 
 
 @dataclass(frozen=True)
@@ -417,5 +417,6 @@ def _routing(spec: LLMDeploymentSpec, names: Names, traffic: TrafficSplit, canar
         subsets=tuple(SubsetView(t, names.subset_labels(t)) for t in tracks),
         routes=tuple(routes),
         timeout=f"{spec.traffic.timeout_seconds}s",
-        retries=RetriesView(retries.attempts, f"{retries.per_try_timeout_seconds}s", retries.retry_on),
+        retries=RetriesView(retries.attempts, f"{retries.per_try_timeout_seconds}s" if retries.attempts else None,
+                            retries.retry_on if retries.attempts else None),
     )

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import os
 import socket
+import ssl
 import sys
 import tempfile
 from typing import Any
@@ -18,12 +19,25 @@ import uvicorn
 from uvicorn.supervisors import Multiprocess
 
 from hooks.edge.templates import read_sources
+from hooks.errors import ConfigError
 from hooks.settings import Settings
 from hooks.web.app import create_app
 from hooks.web.metrics import Metrics, serve_metrics, workers_registry
 from hooks.workers.pool import worker_pool
 
 DRAIN_SECONDS = 1.0  # enough for the loop to read every accepted connection, sync by sync
+
+
+def check_tls(settings: Settings) -> None:
+    """Load the certificate and key as uvicorn will, so that a wrong file is one clear line
+    (ConfigError) before anything starts, not a traceback from inside uvicorn."""
+    cert, key = settings.server.tls_cert_file, settings.server.tls_key_file
+    if cert is None or key is None:
+        return
+    try:
+        ssl.create_default_context(ssl.Purpose.CLIENT_AUTH).load_cert_chain(cert, key)
+    except (OSError, ssl.SSLError) as e:
+        raise ConfigError(f"cannot load the TLS certificate {cert} with key {key}: {e}") from e
 
 
 class DrainingServer(uvicorn.Server):
@@ -43,6 +57,7 @@ def serve(settings: Settings, host: str, port: int, workers: int) -> None:
     """Serve in this process, draining on shutdown, or with `workers` processes (uvicorn's own
     workers, which shut down without the drain: in Kubernetes, prefer replicas). Refuses to
     start (TemplateError) while the template set is broken."""
+    check_tls(settings)
     sys.setswitchinterval(GIL_SWITCH_SECONDS)
     renderer = worker_pool(settings, size=1 if workers > 1 else None)
     try:

@@ -104,6 +104,27 @@ def test_no_pydantic_leftovers() -> None:
         assert leftover not in text
 
 
+# The keys of apiextensions.k8s.io/v1 JSONSchemaProps we may use (no refs, no combinators).
+SCHEMA_KEYS = {"description", "type", "format", "default", "maximum", "exclusiveMaximum", "minimum",
+               "exclusiveMinimum", "maxLength", "minLength", "pattern", "maxItems", "minItems", "uniqueItems",
+               "multipleOf", "enum", "maxProperties", "minProperties", "required", "items", "properties",
+               "additionalProperties", "nullable", "example"}
+
+
+def test_every_schema_key_is_one_kubernetes_knows() -> None:
+    """The API server silently drops what it does not know (a `const` would check nothing)."""
+    def unknown(node: dict[str, Any], where: str) -> list[str]:
+        found = [f"{where}.{k}" for k in node if k not in SCHEMA_KEYS and not k.startswith("x-kubernetes-")]
+        for key, sub in node.get("properties", {}).items():
+            found += unknown(sub, f"{where}.{key}")
+        for key in ("items", "additionalProperties"):
+            if isinstance(node.get(key), dict):
+                found += unknown(node[key], f"{where}[]")
+        return found
+
+    assert unknown(root_schema(), "") == []
+
+
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.name)
 def test_crd_accepts_every_example(path: Path) -> None:
     assert admission_problems(yaml.safe_load(path.read_text())) == []
@@ -215,6 +236,54 @@ def test_a_quantity_beyond_64_bits_is_invalid() -> None:
 def test_what_kubernetes_would_reject_in_a_child_is_rejected_first(spec: dict[str, Any], field: str) -> None:
     crd_says = admission_problems(resource(spec))
     assert any(field in p.replace(".0.", "[0].") for p in crd_says), crd_says
+    with pytest.raises(SpecError) as hook_says:
+        validate_resource("llama3", spec)
+    assert any(e.startswith(field) for e in hook_says.value.errors), hook_says.value.errors
+
+
+MORE_REJECTS: list[tuple[dict[str, Any], str]] = [
+    ({"model": M, "engine": {"env": [{"name": "A", "valueFrom": {"fieldRef": {"fieldPath": "spec.bogus"}}}]}},
+     "spec.engine.env[0].valueFrom.fieldRef.fieldPath"),
+    ({"model": M, "engine": {"env": [{"name": "A", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name",
+                                                                              "apiVersion": "v9"}}}]}},
+     "spec.engine.env[0].valueFrom.fieldRef.apiVersion"),
+    ({"model": M, "engine": {"env": [{"name": "A", "valueFrom": {"resourceFieldRef": {"resource": "bogus"}}}]}},
+     "spec.engine.env[0].valueFrom.resourceFieldRef.resource"),
+    ({"model": M, "engine": {"env": [{"name": "A", "valueFrom": {"resourceFieldRef": {
+        "resource": "limits.memory", "divisor": 3}}}]}}, "spec.engine.env[0].valueFrom.resourceFieldRef.divisor"),
+    ({"model": M, "engine": {"env": [{"name": "A", "valueFrom": {"secretKeyRef": {"name": "s", "key": ".."}}}]}},
+     "spec.engine.env[0].valueFrom.secretKeyRef.key"),
+    ({"model": M, "pod": {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchExpressions": [{"key": "bad key!", "operator": "Exists"}]}]}}}}},
+     "spec.pod.affinity"),
+    ({"model": M, "pod": {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchFields": [{"key": "spec.bogus", "operator": "In", "values": ["a", "b"]}]}]}}}}},
+     "spec.pod.affinity"),
+    ({"model": M, "pod": {"affinity": {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+        {"topologyKey": "zone", "namespaces": ["not.a.label"]}]}}}}, "spec.pod.affinity"),
+    ({"model": M, "pod": {"affinity": {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+        {"topologyKey": "zone", "matchLabelKeys": ["app"]}]}}}}, "spec.pod.affinity"),
+    ({"model": M, "pod": {"tolerations": [{"key": "k", "operator": "Exists", "effect": "NoSchedule",
+                                           "tolerationSeconds": 30}]}}, "spec.pod.tolerations[0].tolerationSeconds"),
+    ({"model": M, "resources": {"gpu": {"resourceName": "vendor.com/" + "g" * 64}}}, "spec.resources.gpu.resourceName"),
+    ({"model": M, "resources": {"gpu": {"resourceName": "gpu/x"}}}, "spec.resources.gpu.resourceName"),
+    ({"model": M, "traffic": {"hosts": ["*"]}}, "spec.traffic.hosts"),
+    ({"model": M, "traffic": {"hosts": ["a" * 64 + ".example.com"]}}, "spec.traffic.hosts"),
+    ({"model": M, "traffic": {"retries": {"retryOn": "bogus-policy"}}}, "spec.traffic.retries.retryOn"),
+]
+
+
+@pytest.mark.parametrize(("spec", "field"), MORE_REJECTS, ids=[w for _, w in MORE_REJECTS])
+def test_more_of_what_kubernetes_and_istio_would_reject(spec: dict[str, Any], field: str) -> None:
+    test_what_kubernetes_would_reject_in_a_child_is_rejected_first(spec, field)
+
+
+@pytest.mark.parametrize(("spec", "field"), [
+    ({"model": M, "canary": {"match": [{"headers": {"x": {"regex": "("}}}]}}, "spec.canary.match[0].headers.x.regex"),
+    ({"model": M, "canary": {"match": [{"uri": {"regex": "a(?=b)"}}]}}, "spec.canary.match[0].uri.regex"),
+    ({"model": M, "engine": {"env": [{"name": f"V{i}", "value": "x" * 4000} for i in range(40)]}}, "spec:"),
+])
+def test_the_hook_rejects_what_only_it_can_check(spec: dict[str, Any], field: str) -> None:
     with pytest.raises(SpecError) as hook_says:
         validate_resource("llama3", spec)
     assert any(e.startswith(field) for e in hook_says.value.errors), hook_says.value.errors

@@ -251,6 +251,22 @@ def test_a_canary_whose_pods_never_start_is_degraded_once_they_had_their_time(mi
         assert result.phase == "Progressing"
 
 
+def test_a_canary_with_some_replicas_crashing_is_degraded_but_still_available() -> None:
+    from datetime import timedelta
+
+    unavailable = DeploymentCondition("Available", "False", "MinimumReplicasUnavailable", WHEN - timedelta(hours=1))
+    partly = ObservedDeployment("m-canary", 2, 2, 3, 3, 1, 1, 3, (unavailable,), None)
+    observed = Observed(deployments={"m-stable": live(2, applied=applied()), "m-canary": partly})
+    plan = Plan((canary_plan(1800).tracks[0], TrackPlan("canary", "m-canary", "hf://o/m@2", 3, None, 1800)),
+                "http://m.ns.svc.cluster.local:8000", TrafficSplit("istio", 100, 0))
+    result = status(observed, plan, PreviousStatus(), WHEN, 3)
+    canary = next(c for c in result.conditions if c.type == "CanaryAvailable")
+    assert result.phase == "Degraded"
+    assert (canary.status, canary.reason) == ("True", "PartlyAvailable")
+    assert "only 1/3 replicas available for 60 min" in canary.message
+    assert condition(result, "Ready").reason == "PodsNotStarting"
+
+
 def test_a_model_still_loading_within_its_startup_time_is_progressing() -> None:
     from datetime import timedelta
 

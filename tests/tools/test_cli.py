@@ -116,3 +116,19 @@ def test_bad_settings_refuse_to_start_with_one_line(name: str, value: str) -> No
     assert result.returncode == 1 and result.stderr.startswith("llmdeploy: ") and name.split("_")[1] in \
         result.stderr.upper(), result.stderr
     assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("problem", ["missing", "not a certificate"])
+def test_an_unloadable_tls_certificate_refuses_to_start_with_one_line(tmp_path: Path, problem: str) -> None:
+    import os
+
+    cert, key = tmp_path / "tls.crt", tmp_path / "tls.key"
+    if problem != "missing":
+        cert.write_text("-----BEGIN CERTIFICATE-----\nnot base64 at all\n-----END CERTIFICATE-----\n")
+        key.write_text("nor a key\n")
+    env = {**os.environ, "LLMDEPLOY_TLS_CERT_FILE": str(cert), "LLMDEPLOY_TLS_KEY_FILE": str(key)}
+    result = subprocess.run([CLI, "serve", "--port", "0"], capture_output=True, text=True, timeout=60, env=env,
+                            check=False)
+    assert result.returncode == 1 and result.stderr.startswith("llmdeploy: cannot load the TLS certificate"), \
+        result.stderr
+    assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1
