@@ -7,10 +7,13 @@ inputs (and of the desired-state cache key); the other groups configure the serv
 
 from __future__ import annotations
 
+import dataclasses
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from hooks.errors import ConfigError
 
@@ -35,6 +38,8 @@ DEFAULT_RENDER_TIMEOUT_SECONDS = 3.0
 DEFAULT_RENDER_MEMORY_MIB = 256
 DEFAULT_SYNC_DEADLINE_SECONDS = 8.0  # waiting for a worker and rendering, inside Metacontroller's 10 s
 DEFAULT_FAILURE_MEMORY_SECONDS = 60.0  # a render that failed is answered from memory this long
+DEFAULT_PROMETHEUS_TIMEOUT_SECONDS = 3.0  # one measurement's queries, all at once
+PROMETHEUS_URL_ENV = "LLMDEPLOY_PROMETHEUS_URL"  # provider "default"; _<NAME> suffixes name others
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 LOG_FORMATS = ("auto", "json", "text")
 
@@ -60,6 +65,7 @@ class ChildSettings:
     istio_api_version: str = DEFAULT_ISTIO_API_VERSION
     engine_images: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_ENGINE_IMAGES))
     downloader_images: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_DOWNLOADER_IMAGES))
+    analysis_providers: tuple[str, ...] = ()  # the Prometheus names a spec may use (never their URLs)
 
     def __post_init__(self) -> None:
         if self.istio_api_version not in ISTIO_API_VERSIONS:
@@ -110,6 +116,27 @@ class RenderSettings:
 
 
 @dataclass(frozen=True)
+class AnalysisSettings:
+    """The Prometheus servers canary analysis may query, by provider name: the hook's
+    configuration, never a resource's, so no resource chooses an address the hook calls."""
+
+    providers: dict[str, str] = field(default_factory=dict)  # name -> base URL
+    timeout_seconds: float = DEFAULT_PROMETHEUS_TIMEOUT_SECONDS
+
+    def __post_init__(self) -> None:
+        for name, url in self.providers.items():
+            if not _PROVIDER_NAME.match(name):
+                raise ConfigError(f"the Prometheus provider name {name!r} must be a DNS label")
+            if not _BASE_URL.match(url):
+                raise ConfigError(f"the Prometheus URL of provider {name} must be http(s)://host[:port][/path], "
+                                  f"without query or fragment, not {url!r}")
+
+
+_PROVIDER_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+_BASE_URL = re.compile(r"^https?://[^\s/?#@]+(/[^\s?#]*)?$")
+
+
+@dataclass(frozen=True)
 class LogSettings:
     level: str = "INFO"
     format: str = "auto"  # json, text, or auto: text in a terminal
@@ -129,14 +156,28 @@ class Settings:
     templates: TemplateSettings = field(default_factory=TemplateSettings)
     server: ServerSettings = field(default_factory=ServerSettings)
     render: RenderSettings = field(default_factory=RenderSettings)
+    analysis: AnalysisSettings = field(default_factory=AnalysisSettings)
     logging: LogSettings = field(default_factory=LogSettings)
+
+    def __post_init__(self) -> None:
+        if set(self.children.analysis_providers) != set(self.analysis.providers):
+            raise ConfigError("the analysis providers specs may name must be the configured Prometheus servers")
+
+    @classmethod
+    def with_prometheus(cls, providers: Mapping[str, str], timeout_seconds: float = DEFAULT_PROMETHEUS_TIMEOUT_SECONDS,
+                        children: ChildSettings | None = None, **groups: Any) -> Settings:
+        """Settings whose analysis may query `providers` (name -> URL)."""
+        children = dataclasses.replace(children or ChildSettings(), analysis_providers=tuple(sorted(providers)))
+        return cls(children=children, analysis=AnalysisSettings(dict(providers), timeout_seconds), **groups)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
         """Settings from the LLMDEPLOY_* variables the README lists; ConfigError names the
         first one that is unusable."""
         env = os.environ if environ is None else environ
-        return cls(
+        return cls.with_prometheus(
+            _prometheus_urls(env),
+            _positive(env, "LLMDEPLOY_PROMETHEUS_TIMEOUT_SECONDS", DEFAULT_PROMETHEUS_TIMEOUT_SECONDS),
             children=ChildSettings(
                 istio_api_version=env.get("LLMDEPLOY_ISTIO_API_VERSION", DEFAULT_ISTIO_API_VERSION),
                 engine_images={name: env.get(f"LLMDEPLOY_{name.upper()}_IMAGE", image)
@@ -206,6 +247,17 @@ def _port(env: Mapping[str, str], name: str) -> int | None:
     if not (text.isascii() and text.isdigit()) or not 0 < int(text) < 65536:
         raise ConfigError(f"{name} must be a port number from 1 to 65535, not {env[name]!r}")
     return int(text)
+
+
+def _prometheus_urls(env: Mapping[str, str]) -> dict[str, str]:
+    """LLMDEPLOY_PROMETHEUS_URL is provider `default`; LLMDEPLOY_PROMETHEUS_URL_EU_WEST is `eu-west`."""
+    urls = {}
+    for name, value in env.items():
+        if name == PROMETHEUS_URL_ENV or name.startswith(PROMETHEUS_URL_ENV + "_"):
+            provider = name[len(PROMETHEUS_URL_ENV) + 1:].lower().replace("_", "-") or "default"
+            if value.strip():
+                urls[provider] = value.strip().rstrip("/")
+    return urls
 
 
 def _path(env: Mapping[str, str], name: str) -> Path | None:

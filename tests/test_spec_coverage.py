@@ -9,15 +9,21 @@ import copy
 import re
 import types
 import typing
+import zlib
+from datetime import timedelta
 from typing import Any
 
 import pytest
 from hooks.api.spec import LLMDeploymentSpec
+from hooks.core.facts import Measurement, QueryResult
+from hooks.core.rollout import MeasurementPlan
 from hooks.errors import UnsafeToAnswer
 from hooks.rendering.templateset import TemplateSet
+from hooks.settings import Settings
 from pydantic import BaseModel
 
 from tests import metacontroller as mc
+from tests.rollouts import Rollout, values
 from tests.syncing import encoded, run_sync
 
 BASE: dict[str, Any] = {
@@ -117,6 +123,33 @@ EFFECTS: list[tuple[str, Any]] = [
     ("startupTimeoutSeconds", 600), ("rollout.maxSurge", 2), ("rollout.maxUnavailable", 1),
     ("disruptionBudget.maxUnavailable", "50%"), ("paused", True),
 ]
+# The Canary strategy's fields act during a rollout: ROLLOUT_BASE is a resource with one in
+# progress and a measurement due; each change below alters that sync's answer, judged with
+# the measurement named (see `rollout_answer`).
+TOKENS = 'sum(rate(vllm:generation_tokens_total{namespace="{{ namespace }}",pod=~"{{ deployment }}-.+"}[{{ window }}]))'
+ROLLOUT_BASE: dict[str, Any] = {
+    "model": {"uri": "hf://o/m", "revision": "1"}, "replicas": 4,
+    "rollout": {"strategy": "Canary", "steps": [{"weight": 10, "pauseSeconds": 600}, {"weight": 50}],
+                "canaryReplicas": "auto",
+                "analysis": {"provider": "default", "intervalSeconds": 60, "windowSeconds": 300, "failureLimit": 1,
+                             "inconclusiveLimit": 5,
+                             "checks": [{"metric": "error-rate", "max": 0.01},
+                                        {"metric": "ttft-p95", "maxRatioToStable": 1.5},
+                                        {"name": "tokens", "query": TOKENS, "min": 1, "minRatioToStable": 0.5}]}}}
+ROLLOUT_EFFECTS: list[tuple[str, Any, str]] = [
+    ("rollout.strategy", "RollingUpdate", "passing"), ("rollout.steps[0].weight", 20, "passing"),
+    ("rollout.steps[0].pauseSeconds", 90, "passing"), ("rollout.canaryReplicas", 3, "passing"),
+    ("rollout.analysis", None, "passing"), ("rollout.analysis.provider", "eu", "passing"),
+    ("rollout.analysis.intervalSeconds", 600, "passing"), ("rollout.analysis.windowSeconds", 600, "passing"),
+    ("rollout.analysis.failureLimit", 0, "failing"), ("rollout.analysis.inconclusiveLimit", 1, "no-data"),
+    ("rollout.analysis.checks[0].metric", "queue-length", "passing"),
+    ("rollout.analysis.checks[0].metric", "kv-cache-usage", "passing"),
+    ("rollout.analysis.checks[1].metric", "e2e-latency-p95", "passing"),
+    ("rollout.analysis.checks[0].max", 0.02, "passing"), ("rollout.analysis.checks[1].maxRatioToStable", 2, "passing"),
+    ("rollout.analysis.checks[2].name", "tps", "passing"), ("rollout.analysis.checks[2].query", TOKENS + " * 2",
+                                                             "passing"),
+    ("rollout.analysis.checks[2].min", 2, "passing"), ("rollout.analysis.checks[2].minRatioToStable", 0.9, "passing"),
+]
 SEGMENT = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
 
 
@@ -129,8 +162,8 @@ def changes(path: str, value: Any) -> list[tuple[str, Any]]:
     return list(zip(paths, value)) if len(paths) > 1 else [(path, value)]
 
 
-def changed(path: str, value: Any) -> dict[str, Any]:
-    spec = copy.deepcopy(BASE)
+def changed(path: str, value: Any, base: dict[str, Any] = BASE) -> dict[str, Any]:
+    spec = copy.deepcopy(base)
     for one, new in changes(path, value):
         *parents, last = segments(one)
         target: Any = spec
@@ -227,7 +260,8 @@ def answer(spec: dict[str, Any], templates: TemplateSet) -> bytes:
 
 
 def test_every_field_of_every_spec_model_has_an_effect_listed() -> None:
-    listed = set().union(*(covered(one, new) for path, value in EFFECTS for one, new in changes(path, value)))
+    effects = [*EFFECTS, *((path, value) for path, value, _ in ROLLOUT_EFFECTS)]
+    listed = set().union(*(covered(one, new) for path, value in effects for one, new in changes(path, value)))
     assert fields() - listed == set(), "add these fields to EFFECTS in tests/test_spec_coverage.py"
 
 
@@ -235,3 +269,38 @@ def test_every_field_of_every_spec_model_has_an_effect_listed() -> None:
 def test_every_field_changes_the_answer(templates: TemplateSet, path: str, value: Any) -> None:
     assert answer(changed(path, value), templates) != answer(BASE, templates), \
         f"spec.{path} changes nothing: the view or a template does not use it"
+
+
+def rollout_answer(spec: dict[str, Any], templates: TemplateSet, measurement: str) -> bytes:
+    """The answer, one minute into a rollout of ROLLOUT_BASE's next revision, to a sync with a
+    measurement due: checks answered by `measurement` (passing, failing or no-data), each
+    value drawn from the provider and the query's text, so that another query (or another
+    Prometheus) measures differently."""
+    settings = Settings.with_prometheus({"default": "http://prom:9090", "eu": "http://prom-eu:9090"}).children
+
+    def measure(plan: MeasurementPlan) -> Measurement:
+        def value(query: str) -> QueryResult:
+            if measurement == "no-data":
+                return QueryResult(())
+            if "5xx" in query:
+                return QueryResult((0.5 if measurement == "failing" else 0.0,))
+            return QueryResult((1 + zlib.crc32(f"{plan.provider} {query}".encode()) % 1000 / 100,))
+        return Measurement(plan.key, plan.at, {q: value(q) for q in plan.queries})
+
+    rollout = Rollout(templates, copy.deepcopy(ROLLOUT_BASE), measure=values({}), settings=settings)
+    rollout.deployed()
+    rollout.new_revision("2")
+    rollout.run(lambda step: step.rollout.get("weight") == 10)
+    rollout.now += timedelta(seconds=60)
+    parent = mc.parent(spec | {"model": rollout.spec["model"]}, generation=rollout.generation, status=rollout.status)
+    result = run_sync(mc.request(parent, rollout.cluster.observed()), templates, settings, rollout.now, measure)
+    return encoded(result)
+
+
+@pytest.mark.parametrize(("path", "value", "measurement"), ROLLOUT_EFFECTS,
+                         ids=[f"{p}={v}" for p, v, _ in ROLLOUT_EFFECTS])
+def test_every_rollout_field_changes_a_rollouts_answer(templates: TemplateSet, path: str, value: Any,
+                                                       measurement: str) -> None:
+    assert rollout_answer(changed(path, value, ROLLOUT_BASE), templates, measurement) != \
+        rollout_answer(ROLLOUT_BASE, templates, measurement), f"spec.{path} changes nothing during a rollout"
+

@@ -59,6 +59,8 @@ PRINTER_COLUMNS = [
      "description": "Percent of traffic the canary gets now."},
     {"name": "Ready", "type": "string", "jsonPath": ".status.ready", "description": "Ready stable replicas."},
     {"name": "Phase", "type": "string", "jsonPath": ".status.phase", "description": "Lifecycle phase."},
+    {"name": "Rollout", "type": "string", "jsonPath": ".status.rollout.summary",
+     "description": "A progressive rollout's step and weight, or its phase."},
     {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
 ]
 

@@ -14,6 +14,7 @@ from typing import Annotated, ClassVar, Literal
 
 from pydantic import AfterValidator, Field
 
+from hooks.api import querytemplate
 from hooks.api.base import SpecModel
 from hooks.api.kube import Affinity, EnvVarSource, LabelSelector, Toleration
 from hooks.api.rules import Rule
@@ -24,6 +25,8 @@ from hooks.api.syntax import (
     IMAGE_PATTERN,
     INT32_MAX,
     AnnotationMap,
+    CanaryReplicas,
+    DNSLabel,
     DNSSubdomain,
     DNSSubdomainOrEmpty,
     Int32,
@@ -341,6 +344,87 @@ class Pod(SpecModel):
                                                            description="Image pull Secrets.")
 
 
+class RolloutStep(SpecModel):
+    weight: int = Field(ge=1, le=100, description="Percent of traffic to the canary during this step.")
+    pause_seconds: int | None = Field(
+        None, ge=0, le=MAX_STARTUP_SECONDS,
+        description="How long the step lasts once its weight is in force; absent: until the promote annotation.")
+
+
+CheckMetric = Literal["error-rate", "ttft-p95", "e2e-latency-p95", "queue-length", "kv-cache-usage"]
+CHECK_METRICS: tuple[CheckMetric, ...] = ("error-rate", "ttft-p95", "e2e-latency-p95", "queue-length",
+                                          "kv-cache-usage")
+# The built-in checks each engine's own metrics can answer (hooks.core.analysis has the series);
+# with Istio, the mesh answers error-rate for every engine.
+ENGINE_CHECKS: dict[EngineType, frozenset[CheckMetric]] = {
+    "vllm": frozenset(CHECK_METRICS),
+    "sglang": frozenset({"ttft-p95", "e2e-latency-p95", "queue-length", "kv-cache-usage"}),
+    "tgi": frozenset({"error-rate", "e2e-latency-p95", "queue-length"}),
+    "triton": frozenset({"error-rate", "queue-length"}),
+}
+MESH_CHECKS: frozenset[CheckMetric] = frozenset({"error-rate"})
+CHECK_NAME_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
+BOUNDS = ("max", "min", "maxRatioToStable", "minRatioToStable")
+MAX_BOUND = 1e15  # a measurement's bound: finite, and exact in JSON
+
+
+def _query(query: str | None) -> str | None:
+    if query is not None:
+        querytemplate.parse(query)  # ValueError says where a placeholder may not stand
+    return query
+
+
+class Check(SpecModel):
+    cel_rules = (
+        Rule("has(self.metric) != has(self.query)", "set metric (a built-in check) or query (PromQL), not both"),
+        Rule("!has(self.query) || has(self.name)", "a query check needs a name", ".name"),
+        Rule(" || ".join(f"has(self.{b})" for b in BOUNDS), f"set at least one bound: {', '.join(BOUNDS)}"),
+    )
+
+    metric: CheckMetric | None = Field(
+        None, description="A built-in check: error-rate (share of 5xx answers), ttft-p95 (seconds to the first "
+        "token), e2e-latency-p95 (seconds per request), queue-length (waiting requests per pod) or kv-cache-usage "
+        "(0 to 1).")
+    name: str | None = Field(None, min_length=1, max_length=63, pattern=CHECK_NAME_PATTERN,
+                             description="The check's name in status; default: the metric.")
+    query: Annotated[str | None, AfterValidator(_query)] = Field(
+        None, min_length=1, max_length=4096,
+        description="PromQL returning one number, with placeholders {{ namespace }}, {{ name }}, "
+        "{{ deployment }}, {{ track }}, {{ model }} inside quoted strings and {{ window }} anywhere.")
+    max: float | None = Field(None, ge=-MAX_BOUND, le=MAX_BOUND, description="Fails above this value.")
+    min: float | None = Field(None, ge=-MAX_BOUND, le=MAX_BOUND, description="Fails below this value.")
+    max_ratio_to_stable: float | None = Field(
+        None, gt=0, le=MAX_BOUND, description="Fails above this multiple of the stable track's value, same window.")
+    min_ratio_to_stable: float | None = Field(
+        None, gt=0, le=MAX_BOUND, description="Fails below this multiple of the stable track's value, same window.")
+
+    @property
+    def check_name(self) -> str:
+        name = self.name or self.metric
+        assert name is not None  # a CEL rule requires one
+        return name
+
+
+class Analysis(SpecModel):
+    cel_rules = (
+        Rule("!has(self.checks) || self.checks.all(c, self.checks.exists_one(d, "
+             "(has(d.name) ? d.name : has(d.metric) ? d.metric : '') == (has(c.name) ? c.name : has(c.metric) ? "
+             "c.metric : '')))", "check names must be unique", ".checks"),
+        Rule("self.windowSeconds >= self.intervalSeconds", "must be at least intervalSeconds", ".windowSeconds"),
+    )
+
+    provider: DNSLabel = Field("default", description="A Prometheus the hook is configured with (never a URL).")
+    interval_seconds: int = Field(60, ge=10, le=3600, description="One measurement per interval.")
+    window_seconds: int = Field(300, ge=10, le=86400, description="Each measurement covers this many seconds.")
+    failure_limit: int = Field(1, ge=0, le=100, description="Failed measurements tolerated; one more rolls back.")
+    inconclusive_limit: int = Field(5, ge=1, le=1000, description="Measurements without data in a row before the "
+                                    "rollout pauses for a person.")
+    checks: list[Check] | None = Field(
+        None, min_length=1, max_length=16,
+        description="What a measurement checks; default: error-rate max 0.01, and ttft-p95 (else e2e-latency-p95) "
+        "maxRatioToStable 1.5 where the engine exports it.")
+
+
 class Rollout(SpecModel):
     cel_rules = (
         Rule("!(string(self.maxSurge) in ['0', '0%'] && string(self.maxUnavailable) in ['0', '0%'])",
@@ -349,6 +433,17 @@ class Rollout(SpecModel):
 
     max_surge: IntOrPercent = Field(1, description="Extra pods during a rollout; 0 on a full GPU pool.")
     max_unavailable: IntOrPercentUpTo100 = Field(0, description="Pods that may be down during a rollout.")
+    strategy: Literal["RollingUpdate", "Canary"] = Field(
+        "RollingUpdate", description="RollingUpdate: a change rolls the stable Deployment directly. Canary: a change "
+        "of the serving pod template runs as N-canary through the steps, judged by the analysis.")
+    steps: list[RolloutStep] = Field(
+        default_factory=lambda: [RolloutStep.model_validate({"weight": 10, "pauseSeconds": 600}),
+                                 RolloutStep.model_validate({"weight": 50, "pauseSeconds": 600})],
+        min_length=1, max_length=32, description="The canary's traffic, step by step (Canary strategy).")
+    canary_replicas: CanaryReplicas = Field(
+        "auto", description="auto: ceil(stable replicas x step weight / 100), at least 1; or a number.")
+    analysis: Analysis | None = Field(None, description="Prometheus checks at every interval; absent: steps "
+                                      "advance on time alone.")
 
 
 class DisruptionBudget(SpecModel):
@@ -362,6 +457,21 @@ _TP = "(has(self.canary.engine.tensorParallelSize) ? self.canary.engine.tensorPa
       "has(self.engine.tensorParallelSize) ? self.engine.tensorParallelSize : 1)"
 
 
+def _engine_check_rule(engine: EngineType) -> Rule:
+    lacking = [m for m in CHECK_METRICS if m not in ENGINE_CHECKS[engine]]
+    by_mesh = [m for m in lacking if m in MESH_CHECKS]
+    mesh = f" || (self.traffic.istio && c.metric in {by_mesh})" if by_mesh else ""
+    note = f" ({', '.join(by_mesh)} needs traffic.istio)" if by_mesh else ""
+    return Rule(f"self.engine.type != '{engine}' || !has(self.rollout.analysis) || !has(self.rollout.analysis.checks)"
+                f" || self.rollout.analysis.checks.all(c, !has(c.metric) || c.metric in "
+                f"{sorted(ENGINE_CHECKS[engine])}{mesh})",
+                f"{engine} exports no metric for {', '.join(lacking)}{note}: use a query check",
+                ".rollout.analysis.checks")
+
+
+_ENGINE_CHECK_RULES = tuple(_engine_check_rule(e) for e in ENGINE_CHECKS if ENGINE_CHECKS[e] != set(CHECK_METRICS))
+
+
 class LLMDeploymentSpec(SpecModel):
     cel_rules = (
         Rule("!has(self.engine.tensorParallelSize) || self.engine.tensorParallelSize <= "
@@ -372,6 +482,10 @@ class LLMDeploymentSpec(SpecModel):
         Rule("!(self.engine.type == 'triton' && self.model.uri.startsWith('hf://'))",
              "triton serves a model repository: use an s3://, gs://, https://, models:/, pvc:// or oci:// uri",
              ".model.uri"),
+        Rule("!(self.rollout.strategy == 'Canary' && has(self.canary))",
+             "the Canary rollout strategy runs its own canary: remove spec.canary, or use strategy RollingUpdate",
+             ".canary"),
+        *_ENGINE_CHECK_RULES,
         Rule("!has(self.canary) || !((has(self.canary.engine.type) ? self.canary.engine.type : self.engine.type)"
              " == 'triton' && (has(self.canary.model.uri) ? self.canary.model.uri : self.model.uri)"
              ".startsWith('hf://'))",

@@ -22,7 +22,8 @@ class _StatusModel(BaseModel):
 class Condition(_StatusModel):
     """One metav1.Condition."""
 
-    type: str = Field(description="Condition type: Ready, StableAvailable, CanaryAvailable or SpecValid.")
+    type: str = Field(description="Condition type: Ready, StableAvailable, CanaryAvailable, SpecValid or "
+                      "RolloutHealthy.")
     status: Literal["True", "False", "Unknown"] = Field(description="True, False or Unknown.")
     reason: str = Field(description="One CamelCase word for machines.")
     message: str = Field(description="What a person needs to know.")
@@ -48,6 +49,48 @@ class TrafficStatus(_StatusModel):
     canary: int = Field(description="Percent of traffic the canary gets now.")
 
 
+RolloutPhase = Literal["Idle", "Progressing", "Paused", "Promoting", "Succeeded", "RolledBack"]
+Verdict = Literal["Passed", "Failed", "Inconclusive"]
+
+
+class CheckStatus(_StatusModel):
+    name: str = Field(description="The check: its metric, or its name.")
+    value: float | None = Field(None, description="The canary's value; absent without data.")
+    stable_value: float | None = Field(None, alias="stableValue",
+                                       description="The stable track's value, for bounds relative to it.")
+    bound: str = Field(description="The bound as written, e.g. max 0.01 or maxRatioToStable 1.5.")
+    result: Verdict = Field(description="Passed, Failed or Inconclusive.")
+    message: str | None = Field(None, description="Why the check is inconclusive.")
+
+
+class AnalysisStatus(_StatusModel):
+    last_measured_at: str | None = Field(None, alias="lastMeasuredAt", description="When the last measurement was "
+                                         "taken.", json_schema_extra={"format": "date-time"})
+    result: Verdict | None = Field(None, description="The last measurement's result.")
+    failures: int = Field(0, description="Failed measurements in this rollout.")
+    inconclusive: int = Field(0, description="Inconclusive measurements in a row.")
+    passed: int = Field(0, description="Passed measurements in this step.")
+    checks: list[CheckStatus] = Field(default_factory=list, description="The last measurement, check by check.")
+
+
+class RolloutStatus(_StatusModel):
+    phase: RolloutPhase = Field(description="Idle, Progressing, Paused, Promoting, Succeeded or RolledBack.")
+    revision: str | None = Field(None, description="Short hash of the pod template being rolled out (also the pod "
+                                 "label serving.llmdeploy.io/revision).")
+    stable_revision: str | None = Field(None, alias="stableRevision", description="The revision the stable serves.")
+    step: int | None = Field(None, description="0-based index into spec.rollout.steps.")
+    weight: int = Field(0, description="Canary weight in force, percent.")
+    step_started_at: str | None = Field(None, alias="stepStartedAt", description="When the step's weight came into "
+                                        "force (for Succeeded: when the stable finished).",
+                                        json_schema_extra={"format": "date-time"})
+    analysis: AnalysisStatus | None = Field(None, description="Measurements of this rollout.")
+    ignored_annotations: list[str] = Field(
+        default_factory=list, alias="ignoredAnnotations", description="promote and abort annotations that were "
+        "already set when this rollout started: they act only once removed and set again.")
+    message: str = Field("", description="What the rollout is doing, and why.")
+    summary: str = Field("", description="What kubectl's Rollout column shows: step/steps and weight, or the phase.")
+
+
 class LLMDeploymentStatus(_StatusModel):
     observed_generation: int = Field(alias="observedGeneration", description="The generation last synced.")
     phase: Phase = Field(description="Pending, Progressing, Ready, Degraded, Invalid, Paused or Terminating.")
@@ -56,8 +99,9 @@ class LLMDeploymentStatus(_StatusModel):
     stable: TrackStatus | None = Field(None, description="The stable Deployment.")
     canary: TrackStatus | None = Field(None, description="The canary Deployment, when there is one.")
     traffic: TrafficStatus | None = Field(None, description="The traffic split in force.")
+    rollout: RolloutStatus | None = Field(None, description="The progressive rollout (strategy Canary).")
     conditions: list[Condition] = Field(default_factory=list, description="Ready, StableAvailable, "
-                                        "CanaryAvailable and SpecValid.")
+                                        "CanaryAvailable, SpecValid and RolloutHealthy.")
 
     def as_json(self) -> dict[str, Any]:
         return self.model_dump(mode="json", exclude_none=True)

@@ -106,3 +106,16 @@ IntOrPercentUpTo100 = Annotated[
     WithJsonSchema({"x-kubernetes-int-or-string": True, "pattern": PERCENT_UP_TO_100_PATTERN, "minimum": 0,
                     "maximum": INT32_MAX}),
 ]
+
+
+def _auto_or_count(value: Any) -> Any:
+    if value == "auto" or isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= INT32_MAX:
+        return value
+    raise ValueError("must be auto or a whole number of at least 1")
+
+
+CanaryReplicas = Annotated[
+    int | str,
+    BeforeValidator(_auto_or_count),
+    WithJsonSchema({"x-kubernetes-int-or-string": True, "pattern": "^auto$", "minimum": 1, "maximum": INT32_MAX}),
+]

@@ -13,6 +13,8 @@ from typing import Any
 
 from hooks.contract.lastapplied import LAST_APPLIED_ANNOTATION
 
+REVISION_LABEL = "serving.llmdeploy.io/revision"  # a hash of the pod template (hooks.core.revision)
+
 JSON = dict[str, Any]
 
 
@@ -65,6 +67,7 @@ class ObservedDeployment:
     updated: int
     conditions: tuple[DeploymentCondition, ...]
     last_applied: str | None
+    revision: str | None = None  # the pod template's serving.llmdeploy.io/revision label
 
     def condition(self, kind: str) -> DeploymentCondition | None:
         return next((c for c in self.conditions if c.type == kind), None)
@@ -134,7 +137,14 @@ def _deployment(name: str, meta: JSON, spec: JSON, status: JSON, last_applied: s
         updated=count(status.get("updatedReplicas")),
         conditions=conditions,
         last_applied=last_applied,
+        revision=_revision(spec),
     )
+
+
+def _revision(spec: JSON) -> str | None:
+    labels = _map(_map(_map(spec.get("template")).get("metadata")).get("labels"))
+    value = labels.get(REVISION_LABEL)
+    return value if isinstance(value, str) else None
 
 
 def _first_port(spec: JSON) -> int | None:

@@ -12,15 +12,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from hooks.api.spec import LLMDeploymentSpec
 from hooks.api.validation import validate_resource
 from hooks.canonical import digest, dumps
 from hooks.contract.lastapplied import Fingerprint
 from hooks.contract.request import SyncRequest
 from hooks.core.children import render_children
-from hooks.core.naming import Names
+from hooks.core.naming import Names, Track
 from hooks.core.plans import Plan, TrackPlan
-from hooks.core.tracks import track_specs
-from hooks.core.traffic import Availability, canary_serving, split_in_force
+from hooks.core.revision import labelled, pod_template, revision_of
+from hooks.core.strategy import RolloutPolicy, RolloutRender
+from hooks.core.tracks import TrackSpec, track_specs
+from hooks.core.traffic import Availability, TrafficSplit, canary_serving, replica_split, split_in_force
 from hooks.core.view import build_view
 from hooks.errors import SpecError
 from hooks.rendering.templateset import TemplateSet
@@ -41,6 +44,7 @@ class DesiredInputs:
     spec: Any  # as written: validation is part of the step
     availability: Availability
     settings: ChildSettings
+    rollout: RolloutRender | None = None  # what the Canary strategy decided this sync
 
     def digest(self) -> bytes | None:
         """A digest of every field (orjson encodes dataclasses field by field); None when the
@@ -57,9 +61,11 @@ class Desired:
     spec_errors: tuple[str, ...] = ()
     children: tuple[JSON, ...] = ()
     plan: Plan | None = None  # with outcome ok
+    revision: str | None = None  # of the pod template the spec renders for the stable
+    policy: RolloutPolicy | None = None  # with the Canary strategy
 
 
-def desired_inputs(request: SyncRequest, settings: ChildSettings) -> DesiredInputs:
+def desired_inputs(request: SyncRequest, settings: ChildSettings, rollout: RolloutRender | None = None) -> DesiredInputs:
     parent = request.parent
     names = Names(parent.name, parent.namespace)
     return DesiredInputs(
@@ -72,6 +78,7 @@ def desired_inputs(request: SyncRequest, settings: ChildSettings) -> DesiredInpu
         availability=Availability(request.observed.available(names.deployment("stable")),
                                   request.observed.available(names.deployment("canary"))),
         settings=settings,
+        rollout=rollout,
     )
 
 
@@ -83,16 +90,52 @@ def desire(inputs: DesiredInputs, templates: TemplateSet) -> Desired:
         return Desired("invalid", spec_errors=tuple(e.errors))
     if spec.paused:
         return Desired("paused")
+    unknown = _unknown_provider(spec, inputs.settings)
+    if unknown:
+        return Desired("invalid", spec_errors=(unknown,))
     names = Names(inputs.name, inputs.namespace, inputs.controller_uid)
+    policy = RolloutPolicy.of(spec)
+    rollout = inputs.rollout if policy is not None else None
     tracks = track_specs(spec)
-    traffic = split_in_force(spec, inputs.availability)
-    view = build_view(spec, tracks, traffic, canary_serving(spec, inputs.availability), names, inputs.labels,
-                      inputs.annotations, inputs.settings)
+    if rollout is None:
+        traffic = split_in_force(spec, inputs.availability)
+        ab_serving = canary_serving(spec, inputs.availability)
+    else:  # the Canary strategy's canary: the spec's own settings, as the track canary
+        stable = tracks[0]
+        tracks = [stable, TrackSpec("canary", stable.model, stable.engine, stable.resources, rollout.canary_replicas)]
+        traffic = (TrafficSplit("istio", 100 - rollout.canary_weight, rollout.canary_weight) if spec.traffic.istio
+                   else replica_split(inputs.availability.stable, inputs.availability.canary))
+        ab_serving = False
+    view = build_view(spec, tracks, traffic, ab_serving, names, inputs.labels, inputs.annotations, inputs.settings)
     children = render_children(view, templates)
-    deployments = {c["metadata"]["name"]: c for c in children if c["kind"] == "Deployment"}
-    plans = tuple(
-        TrackPlan(t.track, t.deployment, t.model, deployments[t.deployment]["spec"].get("replicas"),
-                  Fingerprint.of(deployments[t.deployment]), spec.startup_timeout_seconds)
-        for t in view.tracks
-    )
-    return Desired("ok", children=tuple(children), plan=Plan(plans, view.url, traffic))
+    template = pod_template(children[0])
+    assert template is not None  # render_children checked the Deployment's pod labels
+    revision = revision_of(template)
+    plans = []
+    for i, track in enumerate(view.tracks):  # the Deployments come first, one per track
+        if policy is not None:
+            children[i] = _revised(children[i], track.track, revision, rollout)
+        kept = rollout is not None and rollout.stable_template is not None and track.track == "stable"
+        model = rollout.stable_model if kept and rollout is not None else track.model
+        plans.append(TrackPlan(track.track, track.deployment, model, children[i]["spec"].get("replicas"),
+                               Fingerprint.of(children[i]), spec.startup_timeout_seconds))
+    return Desired("ok", children=tuple(children), plan=Plan(tuple(plans), view.url, traffic), revision=revision,
+                   policy=policy)
+
+
+def _unknown_provider(spec: LLMDeploymentSpec, settings: ChildSettings) -> str | None:
+    """The one rule only the hook can check: the analysis names a Prometheus it knows."""
+    analysis = spec.rollout.analysis
+    if analysis is None or spec.rollout.strategy != "Canary" or analysis.provider in settings.analysis_providers:
+        return None
+    known = ", ".join(settings.analysis_providers) or "none: set LLMDEPLOY_PROMETHEUS_URL"
+    return (f"spec.rollout.analysis.provider: {analysis.provider!r} is not a Prometheus this hook is configured "
+            f"with (configured: {known})")
+
+
+def _revised(child: JSON, track: Track, revision: str, rollout: RolloutRender | None) -> JSON:
+    """A Deployment of the Canary strategy with its revision label: the stable's pod template
+    as last applied while it is kept, the canary's labelled with the revision it tries."""
+    if rollout is not None and track == "stable" and rollout.stable_template is not None:
+        return {**child, "spec": {**child["spec"], "template": rollout.stable_template}}
+    return labelled(child, rollout.revision if rollout is not None and track == "canary" else revision)

@@ -6,10 +6,29 @@ by hand).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
+
+
+@dataclass(frozen=True)
+class QueryResult:
+    """What Prometheus answered one query with: the sample values (one per series; a scalar
+    is one), or why there is no answer (unreachable, a timeout, an error status)."""
+
+    values: tuple[float, ...] = ()
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """The answers to one due measurement, by PromQL text."""
+
+    key: str  # which measurement this is (see hooks.core.rollout.MeasurementPlan)
+    taken_at: datetime
+    results: dict[str, QueryResult] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
 class Facts:
     now: datetime  # timezone-aware
+    measurement: Measurement | None = None  # taken only when one is due

@@ -9,6 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+# On every pod template (see hooks.core.revision); the observed state reads it back.
+from hooks.contract.observed import REVISION_LABEL as REVISION_LABEL
+
 Track = Literal["stable", "canary"]
 TRACKS: tuple[Track, ...] = ("stable", "canary")
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Literal
 
-from hooks.api.status import LLMDeploymentStatus, Phase, TrackStatus, TrafficStatus
+from hooks.api.status import LLMDeploymentStatus, Phase, RolloutStatus, TrackStatus, TrafficStatus
 from hooks.contract.lastapplied import was_applied
 from hooks.contract.observed import Observed, ObservedDeployment
 from hooks.contract.request import PreviousStatus
@@ -48,16 +48,16 @@ class DeploymentProgress:
                 and self.available >= self.desired and self.replicas == self.updated)
 
 
-def status(observed: Observed, plan: Plan, previous: PreviousStatus, now: datetime,
-           generation: int) -> LLMDeploymentStatus:
-    """The status of a resource the hook answers for."""
+def status(observed: Observed, plan: Plan, previous: PreviousStatus, now: datetime, generation: int,
+           rollout: RolloutStatus | None = None) -> LLMDeploymentStatus:
+    """The status of a resource the hook answers for (with the Canary strategy's `rollout`)."""
     progress = [_progress(t, observed.deployments.get(t.deployment), now) for t in plan.tracks]
     models = {t.track: t.model for t in plan.tracks}
-    return _status(progress, models, plan.url, plan.traffic, previous, now, generation, [], None)
+    return _status(progress, models, plan.url, plan.traffic, previous, now, generation, [], None, rollout)
 
 
 def frozen_status(observed: Observed, names: Names, previous: PreviousStatus, now: datetime, generation: int,
-                  why: Frozen, spec_errors: Sequence[str]) -> LLMDeploymentStatus:
+                  why: Frozen, spec_errors: Sequence[str], rollout: RolloutStatus | None = None) -> LLMDeploymentStatus:
     """The status of a resource whose children stay as last applied: what they enforce."""
     progress = [_progress(TrackPlan(t, names.deployment(t), None, None, None),
                           observed.deployments.get(names.deployment(t)), now)
@@ -70,21 +70,29 @@ def frozen_status(observed: Observed, names: Names, previous: PreviousStatus, no
     traffic = (TrafficSplit("istio", weights.get("stable", 0), weights.get("canary", 0)) if weights is not None
                else replica_split(*(next((p.available for p in progress if p.track == t), 0) for t in TRACKS)))
     models = {t: previous.models.get(t) for t in TRACKS}
-    return _status(progress, models, url, traffic, previous, now, generation, spec_errors, why)
+    return _status(progress, models, url, traffic, previous, now, generation, spec_errors, why, rollout)
+
+
+ROLLOUT_UNDER_WAY = ("Progressing", "Paused", "Promoting")
 
 
 def _status(progress: Sequence[DeploymentProgress], models: dict[Track, str | None], url: str | None,
             traffic: TrafficSplit, previous: PreviousStatus, now: datetime, generation: int,
-            spec_errors: Sequence[str], frozen: Frozen | None) -> LLMDeploymentStatus:
+            spec_errors: Sequence[str], frozen: Frozen | None, rollout: RolloutStatus | None) -> LLMDeploymentStatus:
     ready = all(p.rolled_out for p in progress)
     degraded = any(p.deadline_exceeded or p.not_starting_for for p in progress)
     serving = any(p.available > 0 for p in progress)
     phase: Phase = frozen or (
-        "Degraded" if degraded else "Ready" if ready else "Progressing" if serving else "Pending")
+        "Degraded" if degraded or (rollout is not None and rollout.phase == "RolledBack")
+        else "Progressing" if rollout is not None and rollout.phase in ROLLOUT_UNDER_WAY and serving
+        else "Ready" if ready else "Progressing" if serving else "Pending")
     fresh = [("Ready", ready, *_ready_reason(progress, ready, degraded, serving))]
     fresh += [(f"{p.track.title()}Available", p.available > 0, *_available_reason(p)) for p in progress]
     fresh.append(("SpecValid", not spec_errors, "InvalidSpec" if spec_errors else "Valid",
                   "; ".join(spec_errors) if spec_errors else "spec is valid"))
+    if rollout is not None:
+        healthy = rollout.phase not in ("RolledBack", "Paused")
+        fresh.append(("RolloutHealthy", healthy, rollout.phase, rollout.message or rollout.phase))
     # Built without re-validation: every value below is the hook's own, of the right type.
     tracks = {p.track: TrackStatus.model_construct(deployment=p.name, model=models.get(p.track), replicas=p.replicas,
                                                    ready_replicas=p.ready, available_replicas=p.available,
@@ -97,6 +105,7 @@ def _status(progress: Sequence[DeploymentProgress], models: dict[Track, str | No
         stable=tracks.get("stable"),
         canary=tracks.get("canary"),
         traffic=TrafficStatus.model_construct(router=traffic.router, stable=traffic.stable, canary=traffic.canary),
+        rollout=rollout,
         conditions=settle(fresh, previous.conditions, now, generation),
     )
 

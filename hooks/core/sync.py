@@ -18,6 +18,7 @@ from hooks.core.desired import Desired
 from hooks.core.facts import Facts
 from hooks.core.freeze import frozen_children
 from hooks.core.naming import Names
+from hooks.core.rollout import NO_ROLLOUT, RolloutDecision, previous_rollout
 from hooks.core.status import frozen_status, status
 
 Outcome = Literal["ok", "invalid", "paused", "finalizing"]
@@ -29,11 +30,14 @@ class SyncResult:
     status: LLMDeploymentStatus
     outcome: Outcome  # what happened, for logs and metrics
     finalized: bool | None = None  # answered to a finalize call only: whether nothing is left
+    resync_after: float | None = None  # seconds: a rollout's next measurement or step end
 
 
-def sync(request: SyncRequest, facts: Facts, desired: Desired | None) -> SyncResult:
+def sync(request: SyncRequest, facts: Facts, desired: Desired | None,
+         rollout: RolloutDecision = NO_ROLLOUT) -> SyncResult:
     """The children and status of the LLMDeployment in `request`, given its desired state
-    (none is needed to finalize).
+    (none is needed to finalize) and, with the Canary strategy, the rollout's move (which
+    `desired` was rendered for).
 
     A finalize call (`finalizing`: the resource is being deleted, and the CompositeController
     has a finalize hook) releases every child, so that Metacontroller deletes them, and says
@@ -42,15 +46,20 @@ def sync(request: SyncRequest, facts: Facts, desired: Desired | None) -> SyncRes
     """
     parent = request.parent
     names = Names(parent.name, parent.namespace)
+    kept_rollout = previous_rollout(request)  # frozen children keep the rollout's memory too
     if request.finalizing:
         return SyncResult((), frozen_status(request.observed, names, request.previous, facts.now, parent.generation,
-                                            "Terminating", ()), "finalizing", finalized=not request.observed.children)
+                                            "Terminating", (), kept_rollout),
+                          "finalizing", finalized=not request.observed.children)
     assert desired is not None, "only a finalize call needs no desired state"
     if desired.outcome == "ok":
         assert desired.plan is not None
         return SyncResult(desired.children,
-                          status(request.observed, desired.plan, request.previous, facts.now, parent.generation), "ok")
+                          status(request.observed, desired.plan, request.previous, facts.now, parent.generation,
+                                 rollout.status),
+                          "ok", resync_after=rollout.resync_after)
     children = tuple(frozen_children(request.observed))
     why: Literal["Invalid", "Paused"] = "Invalid" if desired.outcome == "invalid" else "Paused"
     return SyncResult(children, frozen_status(request.observed, names, request.previous, facts.now,
-                                              parent.generation, why, desired.spec_errors), desired.outcome)
+                                              parent.generation, why, desired.spec_errors, kept_rollout),
+                      desired.outcome)

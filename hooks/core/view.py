@@ -255,7 +255,8 @@ def build_view(spec: LLMDeploymentSpec, tracks: Sequence[TrackSpec], traffic: Tr
         autoscaler=_autoscaler(spec, names),
         disruption_budget=DisruptionBudgetView(names.disruption_budget, spec.disruption_budget.max_unavailable,
                                                names.selector("stable")) if spec.disruption_budget else None,
-        routing=_routing(spec, names, traffic, canary_serving, settings) if spec.traffic.istio else None,
+        routing=_routing(spec, tuple(t.track for t in tracks), names, traffic, canary_serving, settings)
+        if spec.traffic.istio else None,
         traffic=TrafficView(traffic.router, traffic.stable, traffic.canary),
     )
 
@@ -390,12 +391,11 @@ def _metric(metric: Metric, queue_metric: str) -> MetricView:
     return MetricView(kind, metric.name, value, selector)
 
 
-def _routing(spec: LLMDeploymentSpec, names: Names, traffic: TrafficSplit, canary_serving: bool,
-             settings: ChildSettings) -> RoutingView:
+def _routing(spec: LLMDeploymentSpec, tracks: tuple[Track, ...], names: Names, traffic: TrafficSplit,
+             canary_serving: bool, settings: ChildSettings) -> RoutingView:
     """Routes in order: one per A/B match to the canary, then the weighted default route;
-    A/B matches and mirroring start only once the canary can serve."""
+    A/B matches and mirroring (spec.canary's) start only once the canary can serve."""
     canary = spec.canary
-    tracks: tuple[Track, ...] = ("stable",) if canary is None else ("stable", "canary")
     weights = {"stable": traffic.stable, "canary": traffic.canary}
     routes: list[RouteView] = []
     mirror: MirrorView | None = None

@@ -1,6 +1,8 @@
-"""Gathering the facts of one sync. Today that is the clock. Facts from other services
-(Prometheus measurements, registry resolutions) join here, each bounded in time, so that a
-slow service never delays an answer past Metacontroller's timeout.
+"""Gathering the facts of one sync: the clock, and a canary measurement when one is due.
+
+Each fact from a service is bounded in time (see `hooks.edge.prometheus`), so that a slow
+or dead service never delays an answer past Metacontroller's timeout; it only makes a
+measurement Inconclusive.
 """
 
 from __future__ import annotations
@@ -9,7 +11,11 @@ from collections.abc import Callable
 from datetime import datetime, timezone
 
 from hooks.contract.request import SyncRequest
+from hooks.core.desired import Desired
 from hooks.core.facts import Facts
+from hooks.core.rollout import measurement_due
+from hooks.edge.prometheus import Prometheus
+from hooks.settings import AnalysisSettings
 
 Clock = Callable[[], datetime]
 
@@ -19,9 +25,19 @@ def utc_now() -> datetime:
 
 
 class FactGatherer:
-    def __init__(self, clock: Clock = utc_now) -> None:
+    def __init__(self, clock: Clock = utc_now, prometheus: Prometheus | None = None) -> None:
         self.clock = clock
+        self.prometheus = prometheus or Prometheus(AnalysisSettings())
 
-    async def gather(self, request: SyncRequest) -> Facts:
-        """The facts `request`'s sync needs."""
-        return Facts(now=self.clock())
+    async def gather(self, request: SyncRequest, direct: Desired | None = None, deadline: float | None = None) -> Facts:
+        """The facts `request`'s sync needs, given the desired state its spec renders to
+        directly (which says whether a canary measurement is due)."""
+        now = self.clock()
+        plan = measurement_due(request, direct, now) if direct is not None else None
+        if plan is None:
+            return Facts(now)
+        resource = f"{request.parent.namespace}/{request.parent.name}"
+        return Facts(now, await self.prometheus.measure(resource, plan, deadline))
+
+    async def aclose(self) -> None:
+        await self.prometheus.aclose()

@@ -24,7 +24,9 @@ from fastapi import FastAPI, Request
 from fastapi.responses import Response
 
 from hooks.canonical import dumps
+from hooks.core.rollout import NO_ROLLOUT
 from hooks.edge.gather import FactGatherer
+from hooks.edge.prometheus import Prometheus
 from hooks.edge.templates import read_sources
 from hooks.errors import TemplateError
 from hooks.settings import Settings
@@ -38,6 +40,9 @@ from hooks.workers.renderer import Renderer
 
 log = logging.getLogger("llmdeploy")
 RETRY_AFTER_SECONDS = 1
+# A measurement ends this long before the sync's deadline: the rollout's render and the
+# answer still fit after it.
+MEASUREMENT_RESERVE_SECONDS = 3.0
 
 SYNC_REQUEST_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -74,7 +79,7 @@ def create_app(settings: Settings, metrics: Metrics | None = None, facts: FactGa
     """The app, with its own render workers unless given a renderer; nothing is served until
     a template set loads (readiness says so), and a broken one never serves."""
     metrics = metrics or Metrics()
-    facts = facts or FactGatherer()
+    facts = facts or FactGatherer(prometheus=Prometheus(settings.analysis))
     renderer = renderer or worker_pool(settings)
     hook = Hook(settings, renderer, metrics)
     try:
@@ -98,6 +103,7 @@ def create_app(settings: Settings, metrics: Metrics | None = None, facts: FactGa
             if task is not None:
                 task.cancel()
             renderer.close()
+            await facts.aclose()
 
     app = FastAPI(title="llmdeploy sync hook", version="0.1.0", docs_url=None, redoc_url=None, lifespan=lifespan)
     app.state.hook = hook
@@ -109,19 +115,29 @@ def create_app(settings: Settings, metrics: Metrics | None = None, facts: FactGa
         templates = hook.templates  # one set for the whole request, whatever a reload does
         if templates is None:
             return error(503, "not_ready", "NotReady", "templates are not loaded; see the hook's log")
+        direct = None
+        if not decoded.finalizing:
+            direct = hook.remembered(decoded, templates)
+            if direct is None:
+                # The render pool queues callers itself, up to the sync's deadline.
+                rendered = await anyio.to_thread.run_sync(hook.render, decoded, templates, deadline)
+                if isinstance(rendered, Answer):
+                    return rendered
+                direct = rendered
         try:
-            gathered = await facts.gather(decoded)
+            gathered = await facts.gather(decoded, direct, deadline - MEASUREMENT_RESERVE_SECONDS)
         except Exception as e:  # noqa: BLE001 - without its facts no answer is safe
             log.exception("gathering the facts of a sync failed")
             return error(500, "error", "InternalError", f"gathering facts: {type(e).__name__}: {e}")
-        desired = hook.remembered(decoded, templates) if not decoded.finalizing else None
-        if desired is None and not decoded.finalizing:
-            # The render pool queues callers itself, up to the sync's deadline.
-            rendered = await anyio.to_thread.run_sync(hook.render, decoded, templates, deadline)
-            if isinstance(rendered, Answer):
-                return rendered
-            desired = rendered
-        return await anyio.to_thread.run_sync(hook.answer, decoded, gathered, desired, limiter=cpu)
+        if direct is None:
+            return await anyio.to_thread.run_sync(hook.answer, decoded, gathered, None, limiter=cpu)
+        rollout = NO_ROLLOUT
+        if direct.policy is not None:  # the Canary strategy: its move, and the children for it
+            rolled = await anyio.to_thread.run_sync(hook.roll, decoded, direct, gathered, templates, deadline)
+            if isinstance(rolled, Answer):
+                return rolled
+            direct, rollout = rolled
+        return await anyio.to_thread.run_sync(hook.answer, decoded, gathered, direct, rollout, limiter=cpu)
 
     @app.post("/sync", summary="Metacontroller CompositeController sync hook", openapi_extra={
         "requestBody": {"required": True, "content": {"application/json": {"schema": SYNC_REQUEST_SCHEMA}}}})

@@ -21,6 +21,8 @@ from hooks.contract.request import SyncRequest, parse_request
 from hooks.contract.response import encode_response
 from hooks.core.desired import Desired, desired_inputs
 from hooks.core.facts import Facts
+from hooks.core.rollout import NO_ROLLOUT, RolloutDecision, decide
+from hooks.core.strategy import RolloutRender
 from hooks.core.sync import sync
 from hooks.errors import Busy, ConfigError, RequestError, TemplateError, UnsafeToAnswer
 from hooks.settings import Settings
@@ -97,15 +99,37 @@ class Hook:
             log.exception("decoding the request failed")
             return error(500, "error", "InternalError", f"{type(e).__name__}: {e}")
 
-    def remembered(self, request: SyncRequest, templates: str) -> Desired | None:
+    def remembered(self, request: SyncRequest, templates: str, rollout: RolloutRender | None = None) -> Desired | None:
         """The desired state of `request` from the cache, when it is there (cheap)."""
-        return self.cache.get(DesiredCache.key(desired_inputs(request, self.settings.children), templates))
+        return self.cache.get(DesiredCache.key(desired_inputs(request, self.settings.children, rollout), templates))
 
-    def render(self, request: SyncRequest, templates: str, deadline: float | None = None) -> Desired | Answer:
+    def desired(self, request: SyncRequest, templates: str, deadline: float | None = None,
+                rollout: RolloutRender | None = None) -> Desired | Answer:
+        """From memory, else rendered."""
+        return self.remembered(request, templates, rollout) or self.render(request, templates, deadline, rollout)
+
+    def roll(self, request: SyncRequest, direct: Desired, facts: Facts, templates: str,
+             deadline: float | None = None) -> tuple[Desired, RolloutDecision] | Answer:
+        """The Canary strategy's move, and the desired state rendered for it (`direct` when
+        there is no canary to render)."""
+        try:
+            decision = decide(request, direct, facts)
+        except UnsafeToAnswer as e:
+            return error(e.status_code, "refused", type(e).__name__, str(e), _fields(request))
+        except Exception as e:  # noqa: BLE001 - a bug must become a 500, never a smaller answer
+            log.exception("deciding the rollout failed", extra={FIELDS: _fields(request)})
+            return error(500, "error", "InternalError", f"{type(e).__name__}: {e}", _fields(request))
+        if decision.render is None:
+            return direct, decision
+        desired = self.desired(request, templates, deadline, decision.render)
+        return desired if isinstance(desired, Answer) else (desired, decision)
+
+    def render(self, request: SyncRequest, templates: str, deadline: float | None = None,
+               rollout: RolloutRender | None = None) -> Desired | Answer:
         """The desired state of `request`, rendered by the renderer by `deadline` (and
         remembered). A render that failed is answered from memory for a while: a runaway
         template is not run again on every retry, taking workers from other resources."""
-        inputs = desired_inputs(request, self.settings.children)
+        inputs = desired_inputs(request, self.settings.children, rollout)
         deep = too_deep(inputs.spec)
         if deep:  # invalid, and too deep to hand to a worker
             return Desired("invalid", spec_errors=(deep,))
@@ -130,18 +154,19 @@ class Hook:
         self.cache.put(key, desired)
         return desired
 
-    def answer(self, request: SyncRequest, facts: Facts, desired: Desired | None) -> Answer:
+    def answer(self, request: SyncRequest, facts: Facts, desired: Desired | None,
+               rollout: RolloutDecision = NO_ROLLOUT) -> Answer:
         """Sync and encode."""
         fields = _fields(request)
         try:
-            result = sync(request, facts, desired)
+            result = sync(request, facts, desired, rollout)
         except UnsafeToAnswer as e:
             return error(e.status_code, "refused", type(e).__name__, str(e), fields)
         except Exception as e:  # noqa: BLE001 - a bug must become a 500, never a smaller answer
             log.exception("sync failed", extra={FIELDS: fields})
             return error(500, "error", "InternalError", f"{type(e).__name__}: {e}", fields)
         try:
-            body = encode_response(result.children, result.status.as_json(), result.finalized)
+            body = encode_response(result.children, result.status.as_json(), result.finalized, result.resync_after)
         except (TypeError, ValueError) as e:  # a child kept as last applied that JSON cannot carry back
             return error(409 if result.outcome != "ok" else 500, "refused" if result.outcome != "ok" else "error",
                          "UnsafeToAnswer" if result.outcome != "ok" else "InternalError",
@@ -159,5 +184,10 @@ class Hook:
         templates = self.templates
         if templates is None:
             return error(503, "not_ready", "NotReady", "templates are not loaded; see the hook's log")
-        desired = None if decoded.finalizing else self.remembered(decoded, templates) or self.render(decoded, templates)
-        return desired if isinstance(desired, Answer) else self.answer(decoded, facts, desired)
+        if decoded.finalizing:
+            return self.answer(decoded, facts, None)
+        direct = self.desired(decoded, templates)
+        if isinstance(direct, Answer):
+            return direct
+        rolled = self.roll(decoded, direct, facts, templates)
+        return rolled if isinstance(rolled, Answer) else self.answer(decoded, facts, *rolled)

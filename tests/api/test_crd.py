@@ -82,7 +82,7 @@ def test_crd_names_and_columns() -> None:
     (version,) = spec["versions"]
     assert version["subresources"] == {"status": {}} and version["served"] and version["storage"]
     assert [c["name"] for c in version["additionalPrinterColumns"]] == [
-        "Model", "Engine", "Canary", "Ready", "Phase", "Age"]
+        "Model", "Engine", "Canary", "Ready", "Phase", "Rollout", "Age"]
 
 
 def test_every_field_has_a_description() -> None:
