@@ -339,7 +339,7 @@ def _resync(s: _Situation, status: RolloutStatus, started: datetime | None, paus
     if started is None:
         return None  # the canary's Deployment changing status syncs again
     moments = []
-    if pause is not None:
+    if pause is not None and started + timedelta(seconds=pause) > s.now:
         moments.append(started + timedelta(seconds=pause))
     if s.policy.analysis is not None:
         measured = parse_time(status.analysis.last_measured_at) if status.analysis else None
@@ -358,7 +358,7 @@ def _step_message(s: _Situation, index: int, weight: int, serving: bool, analysi
     text = f"{where} at {weight}%"
     if analysis is not None and analysis.result == "Passed" and analysis.passed:
         text += f": analysis passed {analysis.passed} time{'s' if analysis.passed > 1 else ''}"
-    elif analysis is not None and analysis.result is not None and analysis.result != "Passed":
+    elif analysis is not None and analysis.result is not None and analysis.result != "Passed" and not note:
         text += f": last analysis {analysis.result}"
     return f"{text}; {note}" if note else text
 

@@ -87,7 +87,8 @@ class Prometheus:
 
     async def _query(self, base: str, query: str, at: datetime, timeout: float) -> QueryResult:
         self.queries += 1
-        params = {"query": query, "time": f"{at.timestamp():.3f}", "timeout": f"{max(timeout, 0.001):.3f}s"}
+        # Prometheus durations are whole numbers with a unit.
+        params = {"query": query, "time": f"{at.timestamp():.3f}", "timeout": f"{max(1, int(timeout * 1000))}ms"}
         try:
             response = await self.client().get(f"{base}/api/v1/query", params=params, timeout=timeout)
         except httpx.HTTPError as e:
