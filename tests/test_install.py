@@ -169,6 +169,17 @@ def test_the_memory_limit_covers_what_the_hook_admits() -> None:
     assert needed_mib <= limit_mib, f"the hook may need {needed_mib} MiB; its limit is {limit}"
 
 
+def test_the_install_names_a_prometheus_for_canary_analysis() -> None:
+    """Provider "default" is set in the hook's own configuration: the only place an address
+    the hook calls can come from."""
+    pod = find(build("metacontroller"), "Deployment", "llmdeploy-hook")["spec"]["template"]["spec"]
+    env = {e["name"]: e["value"] for e in pod["containers"][0]["env"] if "value" in e}
+    settings = Settings.from_env(env)
+    assert settings.children.analysis_providers == ("default",)
+    assert settings.analysis.providers["default"].startswith("http://") and ".svc" in settings.analysis.providers[
+        "default"]
+
+
 def test_users_with_edit_and_view_roles_get_llmdeployments() -> None:
     roles = {r["metadata"]["name"]: r for r in build("metacontroller") if r["kind"] == "ClusterRole"}
     assert roles["llmdeploy-edit"]["metadata"]["labels"]["rbac.authorization.k8s.io/aggregate-to-edit"] == "true"

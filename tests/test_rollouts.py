@@ -302,3 +302,16 @@ def test_an_invalid_edit_mid_rollout_keeps_everything_and_the_rollouts_memory(ro
     assert {c["metadata"]["name"] for c in result.children} == {c["metadata"]["name"] for c in
                                                                 before.result.children}
     assert result.status.as_json()["rollout"] == before.rollout
+
+
+def test_an_analysis_provider_the_hook_does_not_know_is_an_invalid_spec(templates: TemplateSet) -> None:
+    from tests import metacontroller as mc
+    from tests.syncing import run_sync
+
+    spec = canary_spec()
+    spec["rollout"]["analysis"]["provider"] = "eu-west"
+    result = run_sync(mc.request(mc.parent(spec)), templates, Rollout(templates, spec).settings)
+    assert result.outcome == "invalid" and result.children == ()
+    spec_valid = next(c for c in result.status.conditions if c.type == "SpecValid")
+    assert "spec.rollout.analysis.provider: 'eu-west' is not a Prometheus this hook is configured with " \
+           "(configured: default)" in spec_valid.message

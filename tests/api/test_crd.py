@@ -50,6 +50,28 @@ INVALID: list[tuple[dict[str, Any], str]] = [
     ({"model": {"uri": "hf://a/b"}, "engine": {"type": "triton"}}, "spec.model.uri: triton serves"),
     ({"model": {"uri": "hf://a/b"}, "engine": {"env": [{"name": "A", "value": "1", "valueFrom": {}}]}},
      "spec.engine.env[0]: set value or valueFrom, not both"),
+    ({"model": {"uri": "hf://a/b"}, "rollout": {"strategy": "Canary"}, "canary": {}},
+     "spec.canary: the Canary rollout strategy runs its own canary"),
+    ({"model": {"uri": "hf://a/b"}, "engine": {"type": "tgi"},
+      "rollout": {"strategy": "Canary", "analysis": {"checks": [{"metric": "ttft-p95", "max": 1}]}}},
+     "spec.rollout.analysis.checks: tgi exports no metric for ttft-p95"),
+    ({"model": {"uri": "hf://a/b"}, "engine": {"type": "sglang"}, "traffic": {"istio": False},
+      "rollout": {"strategy": "Canary", "analysis": {"checks": [{"metric": "error-rate", "max": 0.1}]}}},
+     "spec.rollout.analysis.checks: sglang exports no metric for error-rate (error-rate needs traffic.istio)"),
+    ({"model": {"uri": "s3://a/b"}, "engine": {"type": "triton"},
+      "rollout": {"analysis": {"checks": [{"metric": "kv-cache-usage", "max": 0.9}]}}},
+     "spec.rollout.analysis.checks: triton exports no metric for ttft-p95, e2e-latency-p95, kv-cache-usage"),
+    ({"model": {"uri": "hf://a/b"}, "rollout": {"analysis": {"checks": [{"metric": "error-rate"}]}}},
+     "spec.rollout.analysis.checks[0]: set at least one bound"),
+    ({"model": {"uri": "hf://a/b"}, "rollout": {"analysis": {"checks": [{"name": "x", "max": 1}]}}},
+     "spec.rollout.analysis.checks[0]: set metric (a built-in check) or query (PromQL), not both"),
+    ({"model": {"uri": "hf://a/b"}, "rollout": {"analysis": {"checks": [{"query": "up", "max": 1}]}}},
+     "spec.rollout.analysis.checks[0].name: a query check needs a name"),
+    ({"model": {"uri": "hf://a/b"}, "rollout": {"analysis": {"checks": [
+        {"metric": "error-rate", "max": 1}, {"name": "error-rate", "query": "up", "max": 1}]}}},
+     "spec.rollout.analysis.checks: check names must be unique"),
+    ({"model": {"uri": "hf://a/b"}, "rollout": {"analysis": {"intervalSeconds": 120, "windowSeconds": 60}}},
+     "spec.rollout.analysis.windowSeconds: must be at least intervalSeconds"),
 ]
 SCHEMA_INVALID: list[tuple[dict[str, Any], str]] = [
     ({"model": {"uri": "hf://a/b"}, "canary": {"weight": 101}}, "spec.canary.weight"),
@@ -61,6 +83,18 @@ SCHEMA_INVALID: list[tuple[dict[str, Any], str]] = [
     ({"model": {"uri": "hf://a/b"}, "engine": {"type": "llamacpp"}}, "spec.engine.type"),
     ({"model": {"uri": "hf://a/b"}, "engine": {"typo": 1}}, "spec.engine"),
     ({}, "spec"),
+    ({"model": {"uri": "hf://a/b"}, "rollout": {"strategy": "BlueGreen"}}, "spec.rollout.strategy"),
+    ({"model": {"uri": "hf://a/b"}, "rollout": {"steps": []}}, "spec.rollout.steps"),
+    ({"model": {"uri": "hf://a/b"}, "rollout": {"steps": [{"weight": 0}]}}, "spec.rollout.steps.0.weight"),
+    ({"model": {"uri": "hf://a/b"}, "rollout": {"steps": [{"weight": 101}]}}, "spec.rollout.steps.0.weight"),
+    ({"model": {"uri": "hf://a/b"}, "rollout": {"canaryReplicas": 0}}, "spec.rollout.canaryReplicas"),
+    ({"model": {"uri": "hf://a/b"}, "rollout": {"canaryReplicas": "half"}}, "spec.rollout.canaryReplicas"),
+    ({"model": {"uri": "hf://a/b"}, "rollout": {"analysis": {"provider": "http://evil:9090"}}},
+     "spec.rollout.analysis.provider"),
+    ({"model": {"uri": "hf://a/b"}, "rollout": {"analysis": {"intervalSeconds": 1}}},
+     "spec.rollout.analysis.intervalSeconds"),
+    ({"model": {"uri": "hf://a/b"}, "rollout": {"analysis": {"checks": [{"metric": "p99", "max": 1}]}}},
+     "spec.rollout.analysis.checks.0.metric"),
 ]
 
 
@@ -282,6 +316,10 @@ def test_more_of_what_kubernetes_and_istio_would_reject(spec: dict[str, Any], fi
     ({"model": M, "canary": {"match": [{"headers": {"x": {"regex": "("}}}]}}, "spec.canary.match[0].headers.x.regex"),
     ({"model": M, "canary": {"match": [{"uri": {"regex": "a(?=b)"}}]}}, "spec.canary.match[0].uri.regex"),
     ({"model": M, "engine": {"env": [{"name": f"V{i}", "value": "x" * 4000} for i in range(40)]}}, "spec:"),
+    ({"model": M, "rollout": {"analysis": {"checks": [{"name": "q", "min": 1, "query": 'up{job={{ name }}}'}]}}},
+     "spec.rollout.analysis.checks[0].query: {{ name }} must stand inside a quoted string"),
+    ({"model": M, "rollout": {"analysis": {"checks": [{"name": "q", "min": 1, "query": "up{job=`{{ name }}`}"}]}}},
+     "spec.rollout.analysis.checks[0].query: {{ name }} cannot stand in a raw"),
 ])
 def test_the_hook_rejects_what_only_it_can_check(spec: dict[str, Any], field: str) -> None:
     with pytest.raises(SpecError) as hook_says:

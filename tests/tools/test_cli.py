@@ -107,6 +107,8 @@ def test_user_errors_are_one_line_and_a_non_zero_exit(tmp_path: Path, content: s
     ("LLMDEPLOY_CACHE_SIZE", "1e400"), ("LLMDEPLOY_MAX_IN_FLIGHT", "0.5"), ("LLMDEPLOY_MAX_BODY_BYTES", "0.9"),
     ("LLMDEPLOY_VLLM_IMAGE", ""), ("LLMDEPLOY_RENDER_WORKERS", "0"), ("LLMDEPLOY_METRICS_PORT", "70000"),
     ("LLMDEPLOY_ISTIO_API_VERSION", "v2"), ("LLMDEPLOY_RENDER_TIMEOUT_SECONDS", "-1"),
+    ("LLMDEPLOY_PROMETHEUS_URL", "ftp://prometheus:9090"), ("LLMDEPLOY_PROMETHEUS_URL", "http://user:pw@prom:9090"),
+    ("LLMDEPLOY_PROMETHEUS_URL_EU", "http://prom:9090/?x=1"), ("LLMDEPLOY_PROMETHEUS_TIMEOUT_SECONDS", "0"),
 ])
 def test_bad_settings_refuse_to_start_with_one_line(name: str, value: str) -> None:
     import os
