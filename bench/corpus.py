@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import copy
-from datetime import datetime, timezone
+from collections.abc import Iterable
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from hooks.canonical import dumps
 from hooks.contract.lastapplied import LAST_APPLIED_ANNOTATION, go_json
 from hooks.contract.request import parse_request
 from hooks.core.desired import desire, desired_inputs
-from hooks.core.facts import Facts
-from hooks.core.sync import sync
+from hooks.core.facts import Facts, Measurement, QueryResult
+from hooks.core.rollout import MeasurementPlan
+from hooks.core.sync import sync, sync_through
 from hooks.edge.templates import load_templates
-from hooks.settings import ChildSettings
+from hooks.settings import ChildSettings, Settings
 
 JSON = dict[str, Any]
 UID = "8c1f5e2a-4b7d-4e0a-9f3c-2d6b1a7e9c44"
@@ -50,7 +52,11 @@ def observed(spec: JSON, name: str = "llama3") -> list[JSON]:
     settings = ChildSettings()
     parsed = parse_request(request(spec, name))
     desired = desire(desired_inputs(parsed, settings), load_templates(None, settings))
-    children = sync(parsed, Facts(datetime.now(timezone.utc)), desired).children
+    return live(sync(parsed, Facts(datetime.now(timezone.utc)), desired).children, name)
+
+
+def live(children: Iterable[JSON], name: str = "llama3") -> list[JSON]:
+    """`children` as the API server holds them once applied and rolled out."""
     live = []
     for child in children:
         obj = copy.deepcopy(child)
@@ -70,6 +76,44 @@ def observed(spec: JSON, name: str = "llama3") -> list[JSON]:
                                   "message": "Deployment has minimum availability."}]}
         live.append(obj)
     return live
+
+
+ROLLOUT_SPEC: JSON = {
+    "model": {"uri": "hf://meta-llama/Llama-3.1-8B-Instruct", "revision": "1", "credentialsSecret": "hf-token"},
+    "resources": {"gpu": {"count": 1, "product": "NVIDIA-L40S"}}, "replicas": 4,
+    "rollout": {"strategy": "Canary", "analysis": {"intervalSeconds": 60}},
+}
+ROLLOUT_SETTINGS = Settings.with_prometheus({"default": "http://prometheus.monitoring.svc:9090"})
+ROLLOUT_START = datetime(2026, 9, 1, 12, 0, tzinfo=timezone.utc)
+
+
+def rolling_resource() -> tuple[JSON, Facts]:
+    """A resource one minute into a canary step at 10% (revision 2 against revision 1), and the
+    facts of the sync that takes its next measurement (every check passing), as the edge
+    hands them over once Prometheus has answered."""
+    templates = load_templates(None, ROLLOUT_SETTINGS.children)
+    children: list[JSON] = []
+    status: JSON | None = None
+    for revision in ("1", "1", "2", "2"):
+        spec = {**ROLLOUT_SPEC, "model": {**ROLLOUT_SPEC["model"], "revision": revision}}
+        raw = request(spec, children=children)
+        if status is not None:
+            raw["parent"]["status"] = status
+        result = sync_through(parse_request(raw), ROLLOUT_START, ROLLOUT_SETTINGS.children,
+                              lambda inputs: desire(inputs, templates))
+        children, status = live(result.children), result.status.as_json()
+    raw = request(spec, children=children)
+    raw["parent"]["status"] = status
+    due = ROLLOUT_START + timedelta(seconds=60)
+    taken: list[Measurement] = []
+
+    def measure(plan: MeasurementPlan) -> Measurement:
+        taken.append(Measurement(plan.key, plan.at, {q: QueryResult((0.001,)) for q in plan.queries}))
+        return taken[-1]
+
+    sync_through(parse_request(raw), due, ROLLOUT_SETTINGS.children, lambda inputs: desire(inputs, templates),
+                 measure)
+    return raw, Facts(due, taken[0])
 
 
 def new_resource() -> JSON:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import platform
@@ -11,7 +12,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,7 @@ import httpx
 from hooks.canonical import dumps, loads
 from hooks.core.facts import Facts
 from hooks.edge.templates import read_sources
-from hooks.settings import ServerSettings, Settings
+from hooks.settings import ServerSettings
 from hooks.web.cache import DesiredCache
 from hooks.web.hook import Hook as WebHook
 from hooks.web.metrics import Metrics
@@ -56,10 +57,12 @@ class Hook:
     HTTP, with the desired-state cache, and the same without it (a cache that keeps nothing)."""
 
     def __init__(self) -> None:
-        renderer = LocalRenderer(Settings().children)
+        settings = corpus.ROLLOUT_SETTINGS  # a Prometheus named (never called: facts are given)
+        renderer = LocalRenderer(settings.children)
         templates = renderer.load(read_sources(None))
-        self.cached = WebHook(Settings(), renderer, Metrics())
-        self.uncached = WebHook(Settings(server=ServerSettings(cache_size=0)), renderer, Metrics())
+        self.cached = WebHook(settings, renderer, Metrics())
+        self.uncached = WebHook(dataclasses.replace(settings, server=ServerSettings(cache_size=0)), renderer,
+                                Metrics())
         for hook in (self.cached, self.uncached):
             hook.install(templates)
 
@@ -67,22 +70,29 @@ class Hook:
     def cache(self) -> DesiredCache:
         return self.cached.cache
 
-    def answer(self, body: bytes, cache: bool = True) -> bytes:
+    def answer(self, body: bytes, cache: bool = True, facts: Facts | None = None) -> bytes:
         hook = self.cached if cache else self.uncached
-        return hook.respond(body, Facts(datetime.now(timezone.utc))).body
+        return hook.respond(body, facts or Facts(datetime.now(timezone.utc))).body
 
 
 def in_process(iterations: int) -> list[Row]:
     hook = Hook()
     rows = []
-    for name, raw in (("new resource", corpus.new_resource()), ("running: canary, A/B, HPA, 7 children",
-                                                                  corpus.running_resource()),
-                      ("invalid spec, 7 children", corpus.invalid_with_children())):
+    rolling, measured = corpus.rolling_resource()
+    between = Facts(measured.now - timedelta(seconds=30))
+    for name, raw, facts in (
+            ("new resource", corpus.new_resource(), None),
+            ("running: canary, A/B, HPA, 7 children", corpus.running_resource(), None),
+            ("invalid spec, 7 children", corpus.invalid_with_children(), None),
+            ("rollout step, between measurements", rolling, between),
+            ("rollout step, measurement answered", rolling, measured)):
         body = dumps(raw)
-        response = loads(hook.answer(body))
-        hook_times = timed(lambda b=body: hook.answer(b), iterations)  # type: ignore[misc]
+        response = loads(hook.answer(body, facts=facts))
+        assert "error" not in response, response
+        hook_times = timed(lambda b=body, f=facts: hook.answer(b, facts=f), iterations)  # type: ignore[misc]
         floor_times = timed(lambda b=body, r=response: dumps(loads(b) and r), iterations)  # type: ignore[misc]
-        cold = timed(lambda b=body: hook.answer(b, cache=False), max(iterations // 20, 5))  # type: ignore[misc]
+        cold = timed(lambda b=body, f=facts: hook.answer(b, cache=False, facts=f),  # type: ignore[misc]
+                     max(iterations // 20, 5))
         p50, floor = percentile(hook_times, 0.5), percentile(floor_times, 0.5)
         rows.append({"request": name, "bytes_in": len(body), "hook_p50_us": p50 * 1e6,
                      "hook_p99_us": percentile(hook_times, 0.99) * 1e6, "floor_p50_us": floor * 1e6,

@@ -14,12 +14,12 @@ from typing import Any
 from hooks.core.facts import Measurement, QueryResult
 from hooks.core.naming import REVISION_LABEL
 from hooks.core.rollout import MeasurementPlan
-from hooks.core.sync import SyncResult
+from hooks.core.sync import Measure, SyncResult
 from hooks.rendering.templateset import TemplateSet
 from hooks.settings import ChildSettings, Settings
 
 from tests import metacontroller as mc
-from tests.syncing import Measure, run_sync
+from tests.syncing import run_sync
 
 SETTINGS = Settings.with_prometheus({"default": "http://prometheus.monitoring:9090"})
 START = datetime(2026, 9, 1, 12, 0, 0, tzinfo=timezone.utc)

@@ -4,17 +4,14 @@ out, with a fixed clock unless a test gives its own."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from hooks.contract.request import parse_request
 from hooks.contract.response import encode_response
-from hooks.core.desired import desire, desired_inputs
-from hooks.core.facts import Facts, Measurement
-from hooks.core.rollout import NO_ROLLOUT, MeasurementPlan, decide, measurement_due
-from hooks.core.sync import SyncResult, sync
+from hooks.core.desired import desire
+from hooks.core.sync import Measure, SyncResult, sync_through
 from hooks.edge.templates import read_sources
 from hooks.rendering.templateset import TemplateSet
 from hooks.settings import ChildSettings, Settings
@@ -26,23 +23,11 @@ NOW = datetime(2026, 9, 1, 12, 0, 0, tzinfo=timezone.utc)
 NOW_TEXT = "2026-09-01T12:00:00Z"
 
 
-Measure = Callable[[MeasurementPlan], Measurement | None]
-
-
 def run_sync(raw: dict[str, Any], templates: TemplateSet, settings: ChildSettings | None = None,
              now: datetime = NOW, measure: Measure | None = None) -> SyncResult:
-    """The web layer's steps, in this thread: the desired state straight from the spec, the
-    facts (a measurement from `measure`, when one is due), the rollout's move and the desired
-    state rendered for it, then the sync."""
-    request = parse_request(raw)
-    settings = settings or ChildSettings()
-    direct = desire(desired_inputs(request, settings), templates)
-    plan = measurement_due(request, direct, now) if not request.finalizing else None
-    facts = Facts(now, measure(plan) if plan is not None and measure is not None else None)
-    decision = decide(request, direct, facts) if not request.finalizing else NO_ROLLOUT
-    desired = direct if decision.render is None else desire(desired_inputs(request, settings, decision.render),
-                                                            templates)
-    return sync(request, facts, desired, decision)
+    """The web layer's steps, in this thread (`measure` answers a due measurement)."""
+    return sync_through(parse_request(raw), now, settings or ChildSettings(),
+                        lambda inputs: desire(inputs, templates), measure)
 
 
 def encoded(result: SyncResult) -> bytes:

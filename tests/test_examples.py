@@ -13,6 +13,7 @@ from hooks.rendering.templateset import TemplateSet
 from tests import metacontroller as mc
 from tests.conftest import EXAMPLES
 from tests.manifests import builtin_errors, schema_errors
+from tests.rollouts import SETTINGS, Rollout
 from tests.syncing import run_sync
 
 
@@ -21,7 +22,7 @@ def render_example(path: Path, templates: TemplateSet) -> list[dict[str, Any]]:
     validate_resource(resource["metadata"]["name"], resource["spec"])
     parent = mc.parent(resource["spec"], name=resource["metadata"]["name"],
                        namespace=resource["metadata"]["namespace"])
-    result = run_sync(mc.request(parent), templates)
+    result = run_sync(mc.request(parent), templates, SETTINGS.children)
     assert result.outcome == "ok"
     return list(result.children)
 
@@ -48,3 +49,15 @@ def test_samples_render_schema_valid_children(templates: TemplateSet) -> None:
     for name in ("sync-new.json", "sync-existing.json"):
         children = list(run_sync(load_sample(name), templates).children)
         assert schema_errors(children) == []
+
+
+def test_the_progressive_example_renders_valid_children_mid_rollout(templates: TemplateSet) -> None:
+    resource = yaml.safe_load((Path(__file__).parent.parent / "examples" / "progressive-rollout.yaml").read_text())
+    rollout = Rollout(templates, resource["spec"])
+    rollout.deployed()
+    rollout.new_revision("main")
+    step = rollout.run(lambda s: s.rollout.get("weight") == 10)
+    children = list(step.result.children)
+    assert [c["metadata"]["name"] for c in children if c["kind"] == "Deployment"] == ["llama3-stable", "llama3-canary"]
+    assert schema_errors(children) == []
+    assert [e for c in children if c["kind"] == "Deployment" for e in builtin_errors(c)] == []

@@ -10,13 +10,13 @@ from datetime import datetime, timedelta
 import pytest
 from hooks.core.facts import Measurement
 from hooks.core.rollout import MeasurementPlan
+from hooks.core.sync import Measure
 from hooks.edge.prometheus import Prometheus
 from hooks.rendering.templateset import TemplateSet
 from hooks.settings import AnalysisSettings
 
 from tests.promserver import PrometheusServer, Series, counter, histogram
 from tests.rollouts import CANARY, STABLE, START, Rollout, canary_spec
-from tests.syncing import Measure
 
 PODS = {"stable": "llama3-stable-7c9f2d1e4-fghij", "canary": "llama3-canary-5d8f7c9b4-abcde"}
 DECOY = "llama3-canary-stable-7c9f2d1e4-klmno"  # the pods of a resource named llama3-canary: never selected

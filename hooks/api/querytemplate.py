@@ -5,8 +5,10 @@ A custom analysis check is PromQL written by the resource's author, with placeho
 from the resource too (a model URI may hold any character but whitespace), so a placeholder
 may stand only where a value cannot escape:
 
-- inside a quoted string literal, where the value is escaped as PromQL (Go) strings are, and,
-  after `=~` or `!~`, also quoted as a regular expression matching the value literally;
+- inside a quoted string that is a label matcher's value, where the value is escaped as
+  PromQL (Go) strings are, and, after `=~` or `!~`, also quoted as a regular expression
+  matching the value literally (a function's string argument, such as label_replace's
+  regular expression, takes no placeholder);
 - `{{ window }}` also outside strings: its value is the hook's own duration, e.g. `300s`.
 
 Anything else (a placeholder in a raw backtick string, a name outside a string, an unknown
@@ -22,6 +24,7 @@ PLACEHOLDERS = ("namespace", "name", "deployment", "track", "window", "model")
 UNQUOTED = frozenset({"window"})  # placeholders whose value the hook itself writes
 _PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 _REGEX_META = re.compile(r"([\\.+*?()|\[\]{}^$])")
+_OPERATORS = ("=~", "!~", "!=", "=")  # a label matcher's, right before its value
 
 
 @dataclass(frozen=True)
@@ -52,9 +55,11 @@ class QueryTemplate:
 
 
 def _escape(value: str, quote: str) -> str:
-    """`value` as the inside of a PromQL string literal quoted with `quote`."""
+    """`value` as the inside of a PromQL (Go) string literal quoted with `quote`. What is not
+    printable is escaped, and so is U+FFFD, which Prometheus' lexer takes for bad UTF-8."""
     escaped = value.replace("\\", "\\\\").replace(quote, "\\" + quote)
-    return "".join(c if c.isprintable() else f"\\u{ord(c):04x}" for c in escaped)
+    return "".join(c if c.isprintable() and c != "\ufffd" else f"\\u{ord(c):04x}" if ord(c) <= 0xFFFF
+                   else f"\\U{ord(c):08x}" for c in escaped)
 
 
 def parse(query: str) -> QueryTemplate:
@@ -63,7 +68,9 @@ def parse(query: str) -> QueryTemplate:
     parts: list[Part] = []
     literal: list[str] = []
     quote = ""  # the open string's quote, or ""
-    regex = False
+    regex = False  # the open string is a regular expression matcher's value
+    value = False  # the open string is a label matcher's value
+    significant = ""  # the last two characters outside strings, blanks and comments
     i = 0
 
     def flush() -> None:
@@ -85,6 +92,9 @@ def parse(query: str) -> QueryTemplate:
             if not quote and name not in UNQUOTED:
                 raise ValueError(f"{{{{ {name} }}}} must stand inside a quoted string, e.g. "
                                  f'{{namespace="{{{{ {name} }}}}"}}')
+            if quote and not value:
+                raise ValueError(f"{{{{ {name} }}}} may stand only in a label matcher's value (after =, !=, =~ "
+                                 "or !~), not in a function's string argument")
             flush()
             parts.append(Part(name, placeholder=True, quote=quote, regex=regex))
             i = match.end()
@@ -97,13 +107,18 @@ def parse(query: str) -> QueryTemplate:
                 literal.append(query[i])
                 i += 1
             elif char == quote:
-                quote, regex = "", False
+                quote, regex, value = "", False, False
+            if not quote:
+                significant = '"'
         elif char in "\"'`":
             quote = char
-            regex = re.search(r"[=!]~\s*$", "".join(literal[:-1])) is not None
-        elif char == "#":  # a comment runs to the end of the line
-            end = query.find("\n", i)
-            end = len(query) if end < 0 else end
+            operator = next((op for op in _OPERATORS if significant.endswith(op)), "")
+            regex, value = operator in ("=~", "!~"), bool(operator) and not significant.endswith("==")
+        elif not char.isspace() and char != "#":
+            significant = (significant + char)[-2:]
+        if char == "#" and not quote:  # a comment runs to the end of the line (\n or \r, as PromQL reads it)
+            ends = [e for e in (query.find("\n", i), query.find("\r", i)) if e >= 0]
+            end = min(ends) if ends else len(query)
             comment = query[i:end]
             if "{{" in comment:
                 raise ValueError("placeholders cannot stand in a # comment")

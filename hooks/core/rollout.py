@@ -140,9 +140,13 @@ def decide(request: SyncRequest, direct: Desired, facts: Facts) -> RolloutDecisi
     if stable is None:
         return _summarised(RolloutDecision(None, _new_status("Idle", revision, revision, "deployed directly: a new "
                                                              "resource has nothing to protect yet")), 0)
-    applied = lastapplied.parse(stable.last_applied)
-    template = pod_template(applied) if applied is not None else None
-    stable_revision = revision_of(template) if template is not None else stable.revision
+    template: JSON | None = None
+    if stable.revision == revision:  # the label we applied says so: no need to read the template
+        stable_revision: str | None = revision
+    else:
+        applied = lastapplied.parse(stable.last_applied)
+        template = pod_template(applied) if applied is not None else None
+        stable_revision = revision_of(template) if template is not None else stable.revision
     if stable_revision is None:
         raise UnsafeToAnswer(f"Deployment {stable.name} has neither a last-applied configuration nor a revision "
                              "label, so the revision it serves is unknown; refusing so that Metacontroller changes "

@@ -9,17 +9,20 @@ fast the answer comes, never what it is.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Literal
 
 from hooks.api.status import LLMDeploymentStatus
 from hooks.contract.request import SyncRequest
-from hooks.core.desired import Desired
-from hooks.core.facts import Facts
+from hooks.core.desired import Desired, DesiredInputs, desired_inputs
+from hooks.core.facts import Facts, Measurement
 from hooks.core.freeze import frozen_children
 from hooks.core.naming import Names
-from hooks.core.rollout import NO_ROLLOUT, RolloutDecision, previous_rollout
+from hooks.core.rollout import NO_ROLLOUT, MeasurementPlan, RolloutDecision, decide, measurement_due, previous_rollout
 from hooks.core.status import frozen_status, status
+from hooks.settings import ChildSettings
 
 Outcome = Literal["ok", "invalid", "paused", "finalizing"]
 
@@ -63,3 +66,22 @@ def sync(request: SyncRequest, facts: Facts, desired: Desired | None,
     return SyncResult(children, frozen_status(request.observed, names, request.previous, facts.now,
                                               parent.generation, why, desired.spec_errors, kept_rollout),
                       desired.outcome)
+
+
+Measure = Callable[[MeasurementPlan], Measurement | None]
+
+
+def sync_through(request: SyncRequest, now: datetime, settings: ChildSettings,
+                 desire: Callable[[DesiredInputs], Desired], measure: Measure | None = None) -> SyncResult:
+    """Every step of a sync, in this thread: the desired state straight from the spec, a
+    measurement from `measure` when one is due, the rollout's move and the desired state
+    rendered for it, then `sync`. The web layer runs the same steps around its cache, render
+    workers and edge; the CLI and the tests run them here."""
+    if request.finalizing:
+        return sync(request, Facts(now), None)
+    direct = desire(desired_inputs(request, settings))
+    plan = measurement_due(request, direct, now)
+    facts = Facts(now, measure(plan) if plan is not None and measure is not None else None)
+    decision = decide(request, direct, facts)
+    desired = direct if decision.render is None else desire(desired_inputs(request, settings, decision.render))
+    return sync(request, facts, desired, decision)

@@ -73,6 +73,8 @@ class Prometheus:
 
     async def _run(self, plan: MeasurementPlan, timeout: float) -> dict[str, QueryResult]:
         base = self.settings.providers.get(plan.provider)
+        if base is not None:
+            base = base.rstrip("/")
         if base is None:
             return {q: QueryResult(error=f"provider {plan.provider!r} is not configured") for q in plan.queries}
         queries = plan.queries
@@ -116,7 +118,9 @@ def parse_answer(body: Any, status_code: int) -> QueryResult:
             return QueryResult(tuple(_number(sample["value"][1]) for sample in result))
     except (KeyError, IndexError, TypeError, ValueError):
         return QueryResult(error="Prometheus answered a result it does not document")
-    return QueryResult(error=f"the query returned a {kind}, not one number")
+    if kind in ("matrix", "string"):
+        return QueryResult(error=f"the query returned a {kind}, not one number")
+    return QueryResult(error="Prometheus answered a result it does not document")
 
 
 def _number(text: Any) -> float:

@@ -11,9 +11,7 @@ from typing import Any
 import yaml
 
 from hooks.contract.request import parse_request
-from hooks.core.desired import desired_inputs
-from hooks.core.facts import Facts
-from hooks.core.sync import sync
+from hooks.core.sync import sync_through
 from hooks.edge.templates import read_sources
 from hooks.errors import RequestError
 from hooks.rendering.kubeyaml import load_all
@@ -56,8 +54,9 @@ def render(settings: Settings, filename: Path, observed_file: Path | None) -> in
     request = parse_request({"parent": parent, "children": children})
     with worker_pool(settings, size=1) as workers:
         templates = workers.load(read_sources(settings.templates.folder))
-        desired = workers.desire(desired_inputs(request, settings.children), templates)
-    result = sync(request, Facts(now=datetime.now(timezone.utc)), desired)
+        # No measurement is taken here: a rollout's status shows where it stands, not a new verdict.
+        result = sync_through(request, datetime.now(timezone.utc), settings.children,
+                              lambda inputs: workers.desire(inputs, templates))
     yaml.dump_all(list(result.children), sys.stdout, Dumper=_DUMPER, sort_keys=False, explicit_start=True)
     sys.stdout.flush()
     status = result.status.as_json()

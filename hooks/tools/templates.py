@@ -9,6 +9,7 @@ kind it was not told to manage. Says what it checked.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -18,9 +19,7 @@ from typing import Any
 import yaml
 
 from hooks.contract.request import parse_request
-from hooks.core.desired import desired_inputs
-from hooks.core.facts import Facts
-from hooks.core.sync import sync
+from hooks.core.sync import sync_through
 from hooks.edge.templates import read_sources
 from hooks.errors import LLMDeployError, TemplateError
 from hooks.rendering.kubeyaml import load_all
@@ -102,11 +101,14 @@ def _render_examples(report: CheckReport, settings: Settings, workers: Renderer,
     if not examples:
         report.warnings.append(f"no example resources in {examples_dir} (pass --examples): only the built-in "
                                "check ran")
-    facts = Facts(now=datetime.now(timezone.utc))
+    # Templates are checked, not the hook's Prometheus settings: the examples' analysis may
+    # name the default provider even where none is configured.
+    children = dataclasses.replace(settings.children, analysis_providers=tuple(
+        sorted({"default", *settings.children.analysis_providers})))
+    now = datetime.now(timezone.utc)
     for name, raw in example_requests(examples):
         try:
-            request = parse_request(raw)
-            result = sync(request, facts, workers.desire(desired_inputs(request, settings.children), templates))
+            result = sync_through(parse_request(raw), now, children, lambda inputs: workers.desire(inputs, templates))
         except (LLMDeployError, yaml.YAMLError) as e:
             report.errors.append(f"{name}: {e}")
             continue
