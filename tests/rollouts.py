@@ -180,6 +180,7 @@ def check_invariants(before: dict[str, JSON], step: Step, previous: Step | None,
             assert weights.get("canary", 0) == rollout.get("weight", 0), (weights, rollout)
     # While stepping, the canary has ceil(stable x weight / 100) replicas, at least 1, from the
     # stable's replicas as the hook saw them.
-    if auto and step.phase in ("Progressing", "Paused") and CANARY in step.deployments and rollout.get("weight"):
+    if (auto and step.phase in ("Progressing", "Paused") and CANARY in step.deployments and STABLE in before
+            and rollout.get("weight")):
         stable = before[STABLE]["spec"].get("replicas", 1)
         assert step.replicas(CANARY) == max(1, math.ceil(stable * rollout["weight"] / 100))

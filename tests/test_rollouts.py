@@ -315,3 +315,17 @@ def test_an_analysis_provider_the_hook_does_not_know_is_an_invalid_spec(template
     spec_valid = next(c for c in result.status.conditions if c.type == "SpecValid")
     assert "spec.rollout.analysis.provider: 'eu-west' is not a Prometheus this hook is configured with " \
            "(configured: default)" in spec_valid.message
+
+
+def test_a_stable_deleted_by_hand_is_recreated_and_the_canary_keeps_serving_meanwhile(rollout: Rollout) -> None:
+    rollout.deployed()
+    rollout.new_revision("2")
+    rollout.run(lambda s: s.rollout.get("weight") == 10)
+    del rollout.cluster.objects["Deployment", STABLE]
+    rollout.kubernetes = False  # the new stable's pods take their time
+    step = rollout.sync()
+    assert CANARY in step.deployments and step.replicas(CANARY) == 1 and step.weights()["canary"] == 10
+    assert STABLE in step.deployments and "is missing" in step.rollout["message"]
+    rollout.kubernetes = True
+    gone = rollout.run(lambda s: CANARY not in s.deployments, every=10, limit=10)
+    assert gone.weights() == {"stable": 100}

@@ -138,6 +138,9 @@ def decide(request: SyncRequest, direct: Desired, facts: Facts) -> RolloutDecisi
     observed = request.observed
     stable = observed.deployments.get(names.deployment("stable"))
     if stable is None:
+        canary = observed.deployments.get(names.deployment("canary"))
+        if canary is not None:  # the stable was deleted by hand: the canary serves until it is back
+            return _summarised(_stable_missing(request, names, revision, canary), len(policy.steps))
         return _summarised(RolloutDecision(None, _new_status("Idle", revision, revision, "deployed directly: a new "
                                                              "resource has nothing to protect yet")), 0)
     template: JSON | None = None
@@ -169,6 +172,19 @@ def decide(request: SyncRequest, direct: Desired, facts: Facts) -> RolloutDecisi
                              "cannot be kept while a new revision is tried; refusing so that Metacontroller changes "
                              "nothing")
     return _summarised(_rolling(s, facts), len(policy.steps))
+
+
+def _stable_missing(request: SyncRequest, names: Names, revision: str, canary: ObservedDeployment) -> RolloutDecision:
+    """The stable Deployment is gone (deleted by hand): it is created again from the spec,
+    and the canary keeps its pods and its share of traffic until the stable is back."""
+    weight = request.observed.route_weights.get(names.routing, {}).get("canary", 0)
+    render = RolloutRender(canary.spec_replicas, weight, canary.revision or revision, None, None)
+    message = (f"{names.deployment('stable')} is missing: it is created again from the spec, and "
+               f"{names.deployment('canary')} keeps serving until it is back")
+    previous = previous_rollout(request)
+    status = _update(previous, message=message) if previous is not None else _new_status(
+        "Idle", revision, revision, message)
+    return RolloutDecision(render, _update(status, weight=weight))
 
 
 # --- the stable serves the spec's revision ---------------------------------------------------
