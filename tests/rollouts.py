@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+from hooks.api.spec import Rollout as RolloutSpec
 from hooks.core.facts import Measurement, QueryResult
 from hooks.core.naming import REVISION_LABEL
 from hooks.core.rollout import MeasurementPlan
@@ -122,7 +123,8 @@ class Rollout:
         step = Step(self.now, result, self.status, {name: copy.deepcopy(obj) for (kind, name), obj
                                                     in self.cluster.objects.items() if kind == "Deployment"})
         auto = self.spec.get("rollout", {}).get("canaryReplicas", "auto") == "auto"
-        check_invariants(before, step, self.history[-1] if self.history else None, auto)
+        steps = [s.weight for s in RolloutSpec.model_validate(self.spec.get("rollout", {})).steps]
+        check_invariants(before, step, self.history[-1] if self.history else None, steps if auto else None)
         self.history.append(step)
         return step
 
@@ -158,7 +160,8 @@ def roll_out(cluster: mc.Cluster) -> None:
                              "readyReplicas": n, "availableReplicas": n, "updatedReplicas": n}
 
 
-def check_invariants(before: dict[str, JSON], step: Step, previous: Step | None, auto: bool = True) -> None:
+def check_invariants(before: dict[str, JSON], step: Step, previous: Step | None,
+                     auto_steps: list[int] | None = None) -> None:
     """What must hold after every sync of a rollout."""
     rollout = step.rollout
     # The stable is never deleted, and its pod template changes only when promoting (or when
@@ -178,9 +181,16 @@ def check_invariants(before: dict[str, JSON], step: Step, previous: Step | None,
         assert weights.get("canary", 0) == step.status["traffic"]["canary"]
         if rollout:
             assert weights.get("canary", 0) == rollout.get("weight", 0), (weights, rollout)
-    # While stepping, the canary has ceil(stable x weight / 100) replicas, at least 1, from the
-    # stable's replicas as the hook saw them.
-    if (auto and step.phase in ("Progressing", "Paused") and CANARY in step.deployments and STABLE in before
-            and rollout.get("weight")):
+    # While stepping, the canary has ceil(stable x the step's weight / 100) replicas, at least 1,
+    # from the stable's replicas as the hook saw them.
+    if (auto_steps and step.phase in ("Progressing", "Paused") and CANARY in step.deployments and STABLE in before
+            and rollout.get("step") is not None):
         stable = before[STABLE]["spec"].get("replicas", 1)
-        assert step.replicas(CANARY) == max(1, math.ceil(stable * rollout["weight"] / 100))
+        assert step.replicas(CANARY) == max(1, math.ceil(stable * auto_steps[rollout["step"]] / 100))
+    # A weight goes up only onto canary pods that were all available, in the number it needs.
+    raised = weights.get("canary", 0) > (previous.weights().get("canary", 0) if previous is not None else 0)
+    if raised and auto_steps and rollout:
+        canary = before[CANARY]
+        stable = before[STABLE]["spec"].get("replicas", 1)
+        assert canary["status"].get("availableReplicas", 0) >= max(1, math.ceil(stable * weights["canary"] / 100)), \
+            f"{weights['canary']}% put on {canary['status'].get('availableReplicas', 0)} available canary replicas"

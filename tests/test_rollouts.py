@@ -48,8 +48,8 @@ def test_a_healthy_canary_is_promoted_through_every_step(rollout: Rollout) -> No
     for step in rollout.history:
         if step.phase == "Progressing" and step.rollout["weight"]:
             seen.append((step.rollout["step"], step.rollout["weight"], step.replicas(CANARY)))
-    # 4 stable replicas: 10% -> 1 canary replica, 50% -> 2.
-    assert sorted(set(seen)) == [(0, 10, 1), (1, 50, 2)]
+    # 4 stable replicas: 10% -> 1 canary replica, 50% -> 2; step 2 holds 10% until both are available.
+    assert sorted(set(seen)) == [(0, 10, 1), (1, 10, 2), (1, 50, 2)]
     steps = [s for s in rollout.history if s.phase == "Progressing" and s.rollout["weight"]]
     at_10 = [s.at for s in steps if s.rollout["weight"] == 10]
     assert at_10[-1] - at_10[0] >= timedelta(seconds=600 - 60), "each step lasts its pauseSeconds"

@@ -197,6 +197,9 @@ def _judge_check(check: CheckPlan, canary: QueryResult, stable: QueryResult | No
                     continue
                 return status.model_copy(update={"result": "Inconclusive",
                                                  "message": "stable: 0, so there is no ratio to compare"})
+            if math.isinf(value) and math.isinf(stable_value):
+                return status.model_copy(update={"result": "Inconclusive", "message": "both tracks beyond the "
+                                                 "histogram's last bucket, so there is no ratio to compare"})
             ratio = value / stable_value
             if ratio > b.value if b.kind.startswith("max") else ratio < b.value:
                 failed.append(f"{ratio:.3g}x the stable's {stable_value:.4g}, {b}")

@@ -135,7 +135,9 @@ def _unknown_provider(spec: LLMDeploymentSpec, settings: ChildSettings) -> str |
 
 def _revised(child: JSON, track: Track, revision: str, rollout: RolloutRender | None) -> JSON:
     """A Deployment of the Canary strategy with its revision label: the stable's pod template
-    as last applied while it is kept, the canary's labelled with the revision it tries."""
+    as last applied while it is kept, the canary's labelled with the revision it tries. (Only
+    this strategy labels: a label added to every resource would restart every model pod on an
+    upgrade of the hook; switching a resource to Canary restarts its pods once instead.)"""
     if rollout is not None and track == "stable" and rollout.stable_template is not None:
         return {**child, "spec": {**child["spec"], "template": rollout.stable_template}}
     return labelled(child, rollout.revision if rollout is not None and track == "canary" else revision)

@@ -193,7 +193,9 @@ def _settled(s: _Situation) -> RolloutDecision:
     """No rollout to run: a promotion finishing, its canary draining, or nothing at all."""
     previous = s.previous
     ours = previous is not None and previous.revision == s.revision
-    if ours and previous is not None and previous.phase == "Promoting":
+    # Only a promotion gives the stable the revision being rolled out: a status that still
+    # says Progressing or Paused is one write behind (Metacontroller may hand an old one).
+    if ours and previous is not None and previous.phase in ("Progressing", "Paused", "Promoting"):
         if not _rolled_out(s.stable):
             return _promoting(s, previous)
         done = _update(previous, phase="Succeeded", weight=0, step_started_at=format_time(s.now),
@@ -202,6 +204,13 @@ def _settled(s: _Situation) -> RolloutDecision:
     if ours and previous is not None and previous.phase == "Succeeded":
         done = _update(previous, message=f"promoted: {s.names.deployment('stable')} serves revision {s.revision}")
         return _retire_canary(s, done, since=parse_time(previous.step_started_at) or s.now)
+    if s.canary is not None and not _rolled_out(s.stable):
+        # The stable is not all there (created again after a deletion by hand, or rolling):
+        # the canary keeps its pods and its share until it is.
+        keep = RolloutRender(s.canary.spec_replicas, s.routed_to_canary, s.canary.revision or s.revision, None, None)
+        return RolloutDecision(keep, _new_status(
+            "Idle", s.revision, s.stable_revision, f"{s.names.deployment('stable')} serves revision {s.revision}; "
+            f"{s.names.deployment('canary')} keeps serving until {s.names.deployment('stable')} is rolled out"))
     # Idle; after a revert the canary (if any) drains from now on.
     since = parse_time(previous.step_started_at) if previous is not None and previous.phase == "Idle" else None
     if s.canary is not None and (since is None or s.routed_to_canary > 0):
@@ -226,9 +235,9 @@ def _promoting(s: _Situation, previous: RolloutStatus, note: str = "") -> Rollou
     """The stable rolls to the new template; the canary keeps the last step's share until
     the stable is done, so that capacity never dips."""
     last = s.policy.steps[-1]
-    weight = last.weight if _serves(s.canary, s.revision) else 0
-    render = RolloutRender(s.policy.canary_replicas_for(last.weight, s.stable.spec_replicas), weight, s.revision,
-                           None, None)
+    replicas = s.policy.canary_replicas_for(last.weight, s.stable.spec_replicas)
+    weight = _in_force(s, previous, last.weight, replicas)
+    render = RolloutRender(replicas, weight, s.revision, None, None)
     status = _update(previous, phase="Promoting", step=len(s.policy.steps) - 1, weight=weight,
                      message=f"{note}{': ' if note else ''}promoting: {s.names.deployment('stable')} rolls to "
                      f"revision {s.revision}; the canary keeps {weight}% until it is done")
@@ -240,10 +249,21 @@ def _rolled_out(live: ObservedDeployment) -> bool:
             and live.available >= live.spec_replicas and live.replicas == live.updated)
 
 
-def _serves(canary: ObservedDeployment | None, revision: str) -> bool:
-    """Whether every canary pod runs `revision` and one is available: its weight applies."""
-    return (canary is not None and canary.revision == revision and canary.observed_generation >= canary.generation
-            and canary.updated >= 1 and canary.available >= 1 and canary.replicas == canary.updated)
+def _in_force(s: _Situation, previous: RolloutStatus, weight: int, replicas: int) -> int:
+    """The canary weight this answer routes, aiming at `weight`: 0 while no canary pod of the
+    revision is available; a higher weight than the one already in force only once every
+    canary pod runs the revision and `replicas` of them are available (a 50% step gets half
+    the capacity before half the traffic). A weight in force stays while the canary is
+    resized: a scale changes the Deployment's generation, not what its pods run."""
+    canary = s.canary
+    if canary is None or canary.revision != s.revision or canary.available < 1:
+        return 0
+    held = (previous.weight or 0) if previous.revision == s.revision and previous.phase in (
+        "Progressing", "Paused", "Promoting") else 0
+    if weight <= held:
+        return weight
+    rolled = canary.observed_generation >= canary.generation and canary.replicas == canary.updated
+    return weight if rolled and canary.available >= replicas else held
 
 
 # --- a rollout to run ------------------------------------------------------------------------
@@ -260,6 +280,11 @@ def _rolling(s: _Situation, facts: Facts) -> RolloutDecision:
     ignored = sorted(set(previous.ignored_annotations) & s.active)
     previous = _update(previous, ignored_annotations=ignored, stable_revision=s.stable_revision)
     acting = s.active - set(ignored)
+    if not started and previous.phase in ("Progressing", "Paused") and s.canary is not None \
+            and s.canary.revision == s.revision and s.canary.spec_replicas == 0:
+        # Only a rollback scales this revision's canary to 0: the status is one write behind.
+        previous = _update(previous, phase="RolledBack", weight=0,
+                           message=f"rolled back: {s.names.deployment('canary')} was scaled to 0 by a rollback")
     if previous.phase == "RolledBack":
         return RolloutDecision(_render(s, replicas=0, weight=0), previous)
     if previous.phase == "Promoting":
@@ -279,15 +304,16 @@ def _stepping(s: _Situation, previous: RolloutStatus, facts: Facts) -> RolloutDe
     policy, now = s.policy, s.now
     index = min(previous.step or 0, len(policy.steps) - 1)
     step = policy.steps[index]
-    serving = _serves(s.canary, s.revision)
-    started = parse_time(previous.step_started_at)
-    if started is None and serving:
-        started = now  # the step's weight comes into force with this answer
+    replicas = policy.canary_replicas_for(step.weight, s.stable.spec_replicas)
+    weight = _in_force(s, previous, step.weight, replicas)
+    # The step's pause counts while its weight is in force, from the answer that puts it there.
+    started = (parse_time(previous.step_started_at) or now) if weight == step.weight else None
     phase: RolloutPhase = previous.phase
     analysis = previous.analysis
     due = _due(policy, previous, s.names, s.canary_model, s.stable_model, now)
     measurement = facts.measurement
-    if policy.analysis is not None and due is not None and measurement is not None and measurement.key == due.key:
+    if policy.analysis is not None and started is not None and due is not None and measurement is not None \
+            and measurement.key == due.key:
         verdict, checks = judge(policy.analysis, due.canary, due.stable, measurement.results)
         analysis = _counted(analysis or AnalysisStatus(), verdict, checks, measurement.taken_at)
         if verdict == "Failed" and analysis.failures > policy.analysis.failure_limit:
@@ -303,20 +329,20 @@ def _stepping(s: _Situation, previous: RolloutStatus, facts: Facts) -> RolloutDe
         ended = now >= started + timedelta(seconds=step.pause_seconds) and (
             analysis is None or (analysis.result == "Passed" and _measured_since(analysis, started)))
         if ended and index + 1 == len(policy.steps):
-            return _promoting(s, _update(previous, analysis=analysis), "all steps passed")
+            return _promoting(s, _update(previous, analysis=analysis, weight=weight), "all steps passed")
         if ended:
             index += 1
             step = policy.steps[index]
-            started = now if serving else None
+            replicas = policy.canary_replicas_for(step.weight, s.stable.spec_replicas)
+            weight = _in_force(s, _update(previous, weight=weight), step.weight, replicas)
+            started = now if weight == step.weight else None
             analysis = _update(analysis, passed=0) if analysis is not None else None
     if started is not None and step.pause_seconds is None:
         phase = "Paused"
     note = _pause_reason(analysis, step.pause_seconds) if phase == "Paused" else ""
-    weight = step.weight if serving else 0
     status = _update(previous, phase=phase, step=index, weight=weight, analysis=analysis,
                      step_started_at=format_time(started) if started else None,
-                     message=_step_message(s, index, weight, serving, analysis, note))
-    replicas = policy.canary_replicas_for(step.weight, s.stable.spec_replicas)
+                     message=_step_message(s, index, weight, replicas, analysis, note))
     return RolloutDecision(_render(s, replicas, weight), status, _resync(s, status, started, step.pause_seconds))
 
 
@@ -370,11 +396,16 @@ def _resync(s: _Situation, status: RolloutStatus, started: datetime | None, paus
     return max((min(moments) - s.now).total_seconds(), MIN_RESYNC_SECONDS)
 
 
-def _step_message(s: _Situation, index: int, weight: int, serving: bool, analysis: AnalysisStatus | None,
+def _step_message(s: _Situation, index: int, weight: int, replicas: int, analysis: AnalysisStatus | None,
                   note: str) -> str:
     where = f"step {index + 1}/{len(s.policy.steps)}"
-    if not serving:
-        return f"{where}: waiting for {s.names.deployment('canary')} to serve revision {s.revision}"
+    step_weight = s.policy.steps[index].weight
+    canary = s.names.deployment("canary")
+    if weight == 0:
+        return f"{where}: waiting for {canary} to serve revision {s.revision}"
+    if weight < step_weight:
+        return (f"{where} at {weight}%: waiting for {replicas} available {canary} replicas of revision {s.revision} "
+                f"before {step_weight}%")
     text = f"{where} at {weight}%"
     if analysis is not None and analysis.result == "Passed" and analysis.passed:
         text += f": analysis passed {analysis.passed} time{'s' if analysis.passed > 1 else ''}"
