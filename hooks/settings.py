@@ -19,6 +19,10 @@ from hooks.errors import ConfigError
 
 DEFAULT_ISTIO_API_VERSION = "networking.istio.io/v1"
 ISTIO_API_VERSIONS = ("networking.istio.io/v1", "networking.istio.io/v1beta1")
+ROUTERS = ("istio", "gateway-api", "linkerd")  # besides `none`, which every install has
+DEFAULT_ROUTERS = ("istio",)
+DEFAULT_GATEWAY_API_VERSION = "gateway.networking.k8s.io/v1"
+GATEWAY_API_VERSIONS = ("gateway.networking.k8s.io/v1", "gateway.networking.k8s.io/v1beta1")
 DEFAULT_TEMPLATES_POLL_SECONDS = 2.0  # how often a mounted override folder is checked for changes
 DEFAULT_MAX_BODY_BYTES = 16 << 20
 # Bodies held at once (read or being answered); a decoded request takes about five times its
@@ -63,6 +67,10 @@ class ChildSettings:
     """What the hook's configuration contributes to every resource's children."""
 
     istio_api_version: str = DEFAULT_ISTIO_API_VERSION
+    # The routers whose child types the CompositeController declares: a resource asking for
+    # another one is refused, never answered with a child Metacontroller does not watch.
+    routers: tuple[str, ...] = DEFAULT_ROUTERS
+    gateway_api_version: str = DEFAULT_GATEWAY_API_VERSION
     engine_images: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_ENGINE_IMAGES))
     downloader_images: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_DOWNLOADER_IMAGES))
     analysis_providers: tuple[str, ...] = ()  # the Prometheus names a spec may use (never their URLs)
@@ -71,10 +79,22 @@ class ChildSettings:
         if self.istio_api_version not in ISTIO_API_VERSIONS:
             raise ConfigError(f"the Istio API version must be one of {', '.join(ISTIO_API_VERSIONS)}, "
                               f"not {self.istio_api_version!r}")
+        if self.gateway_api_version not in GATEWAY_API_VERSIONS:
+            raise ConfigError(f"LLMDEPLOY_GATEWAY_API_VERSION must be one of {', '.join(GATEWAY_API_VERSIONS)}, "
+                              f"not {self.gateway_api_version!r}")
+        unknown = [r for r in self.routers if r not in ROUTERS]
+        if unknown:
+            raise ConfigError(f"LLMDEPLOY_ROUTERS names {', '.join(map(repr, unknown))}: the routers are "
+                              f"{', '.join(ROUTERS)} (and none, always there)")
         for kind, images in (("engine", self.engine_images), ("downloader", self.downloader_images)):
             for name, image in images.items():
                 if not image.strip() or any(c.isspace() for c in image):
                     raise ConfigError(f"the {name} {kind} image must be an image reference, not {image!r}")
+
+    @property
+    def http_routes(self) -> bool:
+        """Whether the install declares Gateway API HTTPRoutes (the gateway-api or linkerd part)."""
+        return "gateway-api" in self.routers or "linkerd" in self.routers
 
 
 @dataclass(frozen=True)
@@ -180,6 +200,8 @@ class Settings:
             _positive(env, "LLMDEPLOY_PROMETHEUS_TIMEOUT_SECONDS", DEFAULT_PROMETHEUS_TIMEOUT_SECONDS),
             children=ChildSettings(
                 istio_api_version=env.get("LLMDEPLOY_ISTIO_API_VERSION", DEFAULT_ISTIO_API_VERSION),
+                routers=_routers(env),
+                gateway_api_version=env.get("LLMDEPLOY_GATEWAY_API_VERSION") or DEFAULT_GATEWAY_API_VERSION,
                 engine_images={name: env.get(f"LLMDEPLOY_{name.upper()}_IMAGE", image)
                                for name, image in DEFAULT_ENGINE_IMAGES.items()},
             ),
@@ -258,6 +280,15 @@ def _prometheus_urls(env: Mapping[str, str]) -> dict[str, str]:
             if value.strip():
                 urls[provider] = value.strip().rstrip("/")
     return urls
+
+
+def _routers(env: Mapping[str, str]) -> tuple[str, ...]:
+    """LLMDEPLOY_ROUTERS, a comma list (empty entries, which the composed install leaves for
+    router parts it lacks, are skipped); unset: istio."""
+    if "LLMDEPLOY_ROUTERS" not in env:
+        return DEFAULT_ROUTERS
+    names = [n.strip() for n in env["LLMDEPLOY_ROUTERS"].split(",")]
+    return tuple(dict.fromkeys(n for n in names if n and n != "none"))
 
 
 def _path(env: Mapping[str, str], name: str) -> Path | None:

@@ -8,6 +8,7 @@ be compared.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from datetime import datetime, timezone
 from functools import lru_cache
@@ -17,7 +18,7 @@ from hooks.canonical import dumps
 from hooks.contract.observed import parse_time
 from hooks.core.facts import Facts
 from hooks.edge.templates import read_sources
-from hooks.settings import Settings
+from hooks.settings import ROUTERS, Settings
 from hooks.web.hook import Hook
 from hooks.web.metrics import Metrics
 from hooks.workers.renderer import LocalRenderer
@@ -27,7 +28,10 @@ EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 @lru_cache(maxsize=1)
 def _hook() -> Hook:
-    settings = Settings()
+    """The hook of an install with every router and a Prometheus named default (never asked:
+    no recorded rollout has a measurement due)."""
+    settings = Settings.with_prometheus({"default": "http://127.0.0.1:9"})
+    settings = dataclasses.replace(settings, children=dataclasses.replace(settings.children, routers=ROUTERS))
     renderer = LocalRenderer(settings.children)
     hook = Hook(settings, renderer, Metrics())
     hook.install(renderer.load(read_sources(None)))

@@ -114,7 +114,8 @@ def test_the_context_reference_lists_every_field_of_the_view() -> None:
     from hooks.core import view
 
     tables = documented()
-    assert set(tables) == {"View", "TrackView", "AutoscalerView", "DisruptionBudgetView", "RoutingView"}
+    assert set(tables) == {"View", "TrackView", "AutoscalerView", "DisruptionBudgetView", "RoutingView",
+                           "HTTPRouteView", "IngressView"}
     seen: set[str] = set()
 
     def check(record: type, names: set[str], where: str) -> None:

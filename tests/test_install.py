@@ -1,8 +1,9 @@
-"""Installing on a cluster: the kustomize base and overlays, checked object by object and
-across objects; the Dockerfile statically; skaffold against its schema; auth and TLS live."""
+"""Installing on a cluster: the kustomize base, router parts, variants and overlays, checked
+object by object and across objects; the Dockerfile statically; skaffold against its schema; auth and TLS live."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import ssl
 import subprocess
@@ -17,7 +18,7 @@ import yaml
 from hooks.api.crd import GROUP, PLURAL, VERSION
 from hooks.edge.templates import load_templates
 from hooks.rendering.templateset import TemplateSet
-from hooks.settings import ChildSettings, Settings
+from hooks.settings import Settings
 
 from tests import metacontroller as mc
 from tests.conftest import ROOT, HookServer
@@ -26,8 +27,21 @@ from tests.manifests import require_shared_validator, schema_errors
 from tests.prerequisites import missing
 from tests.syncing import run_sync
 
-KUSTOMIZATIONS = ["metacontroller", "metacontroller/overlays/istio-v1beta1", "metacontroller/overlays/auth"]
+# Each install and the routers its hook is told are installed (LLMDEPLOY_ROUTERS).
+INSTALLS = {
+    "metacontroller": {"istio"},  # the default: base + routers/istio
+    "metacontroller/variants/no-mesh": set(),
+    "metacontroller/variants/gateway-api": {"gateway-api"},
+    "metacontroller/variants/linkerd": {"linkerd", "gateway-api"},  # Linkerd routes with HTTPRoutes
+    "metacontroller/variants/istio-gateway-api": {"istio", "gateway-api"},
+    "metacontroller/overlays/istio-v1beta1": {"istio"},
+    "metacontroller/overlays/auth": {"istio"},
+    "metacontroller/overlays/custom-templates": {"istio"},
+}
+KUSTOMIZATIONS = list(INSTALLS)
+ROUTER_PARTS = ROOT / "metacontroller" / "routers"
 EVERYTHING = {"model": {"uri": "hf://o/m"}, "autoscaling": {}, "canary": {"match": [{"uri": {"prefix": "/"}}]}}
+GATEWAY = {"name": "public", "namespace": "gateways"}
 
 
 @lru_cache(maxsize=None)
@@ -43,24 +57,167 @@ def find(objects: list[dict[str, Any]], kind: str, name: str | None = None) -> d
     return obj
 
 
-def emitted_kinds(settings: Settings) -> set[tuple[str, str]]:
-    """Every (apiVersion, kind) the hook can emit with these settings."""
-    templates: TemplateSet = load_templates(None, settings.children)
+def expand(value: str, defined: dict[str, str]) -> str:
+    """Kubernetes' dependent environment variables (its third_party/forked/golang/expansion):
+    `$(NAME)` is the value of a variable defined earlier in the container, and stays as
+    written when there is none; `$$` is a literal `$`, so `$$(NAME)` gives `$(NAME)`."""
+    out, i = [], 0
+    while i < len(value):
+        if value[i] != "$" or i + 1 == len(value):
+            out.append(value[i])
+            i += 1
+        elif value[i + 1] == "$":
+            out.append("$")
+            i += 2
+        elif value[i + 1] == "(" and (end := value.find(")", i + 2)) != -1:
+            name = value[i + 2:end]
+            out.append(defined.get(name, f"$({name})"))
+            i = end + 1
+        else:  # `$x` or an unclosed `$(`: both characters as written
+            out.append(value[i:i + 2])
+            i += 2
+    return "".join(out)
+
+
+def test_expand_follows_kubernetes() -> None:
+    defined = {"A": "a", "EMPTY": ""}
+    assert expand("$(A),$(EMPTY),$(B)", defined) == "a,,$(B)"
+    assert expand("$$(A) $$ $x $( $", defined) == "$(A) $ $x $( $"
+
+
+def hook_container(objects: list[dict[str, Any]]) -> dict[str, Any]:
+    (container,) = find(objects, "Deployment", "llmdeploy-hook")["spec"]["template"]["spec"]["containers"]
+    assert isinstance(container, dict)
+    return container
+
+
+def hook_env(objects: list[dict[str, Any]]) -> dict[str, str]:
+    """The hook's environment as its container gets it: each value expanded in list order."""
+    env: dict[str, str] = {}
+    for entry in hook_container(objects)["env"]:
+        assert "valueFrom" not in entry, f"{entry['name']}: only literal values are simulated"
+        env[entry["name"]] = expand(entry.get("value", ""), env)
+    return env
+
+
+def hook_settings(objects: list[dict[str, Any]]) -> Settings:
+    env = hook_env(objects)
+    assert "$(" not in env["LLMDEPLOY_ROUTERS"], "a router variable is defined after LLMDEPLOY_ROUTERS"
+    return Settings.from_env(env)
+
+
+def hook_templates_folder(objects: list[dict[str, Any]], into: Path) -> Path | None:
+    """The override templates the hook mounts (LLMDEPLOY_TEMPLATES_DIR), copied into `into`."""
+    folder = hook_env(objects).get("LLMDEPLOY_TEMPLATES_DIR")
+    if folder is None:
+        return None
+    container = hook_container(objects)
+    (mount,) = [m for m in container["volumeMounts"] if m["mountPath"] == folder]
+    pod = find(objects, "Deployment", "llmdeploy-hook")["spec"]["template"]["spec"]
+    (volume,) = [v for v in pod["volumes"] if v["name"] == mount["name"]]
+    config_map = find(objects, "ConfigMap", volume["configMap"]["name"])
+    for name, text in config_map["data"].items():
+        (into / name).write_text(text)
+    return into
+
+
+def exposures(routers: tuple[str, ...]) -> list[dict[str, Any] | None]:
+    """Every spec.expose an install with these routers allows (and none)."""
+    allowed: list[dict[str, Any] | None] = [None, {"host": "m.example.com", "via": "ingress"}]
+    if "gateway-api" in routers or "linkerd" in routers:
+        allowed.append({"host": "m.example.com", "via": "gateway", "gateway": GATEWAY})
+    if "istio" in routers:
+        allowed.append({"host": "m.example.com", "via": "istio", "gateway": GATEWAY})
+    return allowed
+
+
+def emitted_kinds(settings: Settings, folder: Path | None = None) -> set[tuple[str, str]]:
+    """Every (apiVersion, kind) the hook can emit with these settings (and `folder`'s
+    templates on top of the shipped ones): every installed router and none, each with every
+    exposure the install allows."""
+    templates: TemplateSet = load_templates(folder, settings.children)
     observed = [{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "llama3-canary",
                  "namespace": "ml"}, "status": {"availableReplicas": 1}}]
-    children = run_sync(mc.request(mc.parent(EVERYTHING), observed), templates, settings.children).children
-    return {(c["apiVersion"], c["kind"]) for c in children}
+    kinds = set()
+    for router in (*settings.children.routers, "none"):
+        for expose in exposures(settings.children.routers):
+            if expose is not None and expose["via"] == "istio" and router != "istio":
+                continue  # exposing through Istio's gateway needs router istio
+            spec: dict[str, Any] = {**EVERYTHING, "traffic": {"router": router}}
+            if expose is not None:
+                spec["expose"] = expose
+            result = run_sync(mc.request(mc.parent(spec), observed), templates, settings.children)
+            valid = next(c for c in result.status.conditions if c.type == "SpecValid")
+            assert valid.status == "True", f"router {router}, expose {expose}: {valid.message}"
+            kinds |= {(c["apiVersion"], c["kind"]) for c in result.children}
+    return kinds
 
 
 RESOURCE_KINDS = {"deployments": "Deployment", "services": "Service",
                   "horizontalpodautoscalers": "HorizontalPodAutoscaler", "poddisruptionbudgets": "PodDisruptionBudget",
-                  "destinationrules": "DestinationRule", "virtualservices": "VirtualService"}
+                  "destinationrules": "DestinationRule", "virtualservices": "VirtualService",
+                  "httproutes": "HTTPRoute", "ingresses": "Ingress", "networkpolicies": "NetworkPolicy"}
+
+
+def assert_declares_what_the_hook_emits(objects: list[dict[str, Any]], tmp_path: Path) -> None:
+    """The CompositeController declares each child type once, and exactly the ones the hook
+    of this install can emit: Metacontroller fails a sync answering an undeclared type, and
+    stops the whole controller while a declared one is not served."""
+    rules = [(rule["apiVersion"], rule["resource"]) for rule in find(objects, "CompositeController")["spec"][
+        "childResources"]]
+    assert len(rules) == len(set(rules)), f"a child type is declared twice: {rules}"
+    declared = {(api_version, RESOURCE_KINDS[resource]) for api_version, resource in rules}
+    assert declared == emitted_kinds(hook_settings(objects), hook_templates_folder(objects, tmp_path))
 
 
 @pytest.mark.parametrize("path", KUSTOMIZATIONS)
 def test_every_object_is_schema_valid(path: str) -> None:
     require_shared_validator()
     assert schema_errors(build(path), extra_crds=[committed_crd()]) == []
+
+
+@pytest.mark.parametrize("path", KUSTOMIZATIONS)
+def test_the_hook_is_told_the_routers_of_its_install(path: str) -> None:
+    assert set(hook_settings(build(path)).children.routers) == INSTALLS[path]
+
+
+@pytest.mark.parametrize("path", KUSTOMIZATIONS)
+def test_compositecontroller_declares_what_the_hook_emits(path: str, tmp_path: Path) -> None:
+    assert_declares_what_the_hook_emits(build(path), tmp_path)
+
+
+# Router parts that compose: any of istio (or istio-v1beta1 in its place), gateway-api and
+# linkerd, except gateway-api with linkerd (linkerd's part declares HTTPRoutes already).
+COMPOSITIONS = [tuple(p for p in (istio, http) if p) for istio in ("", "istio", "istio-v1beta1")
+                for http in ("", "gateway-api", "linkerd")]
+COMPOSITIONS += [parts[::-1] for parts in COMPOSITIONS if len(parts) == 2]  # the order does not matter
+
+
+def compose(parts: tuple[str, ...], where: Path) -> list[dict[str, Any]]:
+    """base with these router parts, from a kustomization written in `where` (kustomize
+    refuses absolute paths: they are relative to it, as a user's own would be)."""
+    if shutil.which("kubectl") is None:
+        missing("kubectl is not installed: it renders the kustomizations")
+    (where / "kustomization.yaml").write_text(yaml.safe_dump({
+        "apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization",
+        "resources": [os.path.relpath(ROOT / "metacontroller" / "base", where)],
+        "components": [os.path.relpath(ROUTER_PARTS / part, where) for part in parts]}))
+    out = subprocess.run(["kubectl", "kustomize", str(where)], capture_output=True, text=True, check=True)
+    return [d for d in yaml.safe_load_all(out.stdout) if d]
+
+
+@pytest.mark.parametrize("parts", COMPOSITIONS, ids=lambda parts: "+".join(parts) or "core")
+def test_every_composition_of_router_parts_declares_what_its_hook_emits(parts: tuple[str, ...],
+                                                                        tmp_path: Path) -> None:
+    (tmp_path / "install").mkdir()
+    objects = compose(parts, tmp_path / "install")
+    routers = {"istio" if part == "istio-v1beta1" else part for part in parts}
+    routers |= {"gateway-api"} if "linkerd" in routers else set()
+    settings = hook_settings(objects)
+    assert set(settings.children.routers) == routers
+    expected_istio = "networking.istio.io/v1beta1" if "istio-v1beta1" in parts else "networking.istio.io/v1"
+    assert settings.children.istio_api_version == expected_istio
+    assert_declares_what_the_hook_emits(objects, tmp_path)
 
 
 @pytest.mark.parametrize("path", KUSTOMIZATIONS)
@@ -73,10 +230,6 @@ def test_compositecontroller_matches_crd_and_hook(path: str) -> None:
     assert crd["spec"]["versions"][0]["subresources"] == {"status": {}}
     assert controller["generateSelector"] is True and controller["resyncPeriodSeconds"] > 0
     assert all(rule["updateStrategy"] == {"method": "InPlace"} for rule in controller["childResources"])
-    declared = {(rule["apiVersion"], RESOURCE_KINDS[rule["resource"]]) for rule in controller["childResources"]}
-    hook = find(objects, "Deployment", "llmdeploy-hook")["spec"]["template"]["spec"]["containers"][0]
-    istio = next(e["value"] for e in hook["env"] if e["name"] == "LLMDEPLOY_ISTIO_API_VERSION")
-    assert declared == emitted_kinds(Settings(children=ChildSettings(istio_api_version=istio)))
     webhook = controller["hooks"]["sync"]["webhook"]
     service = find(objects, "Service", webhook["service"]["name"])
     assert service["metadata"]["namespace"] == webhook["service"]["namespace"]
@@ -132,7 +285,7 @@ def test_hook_pods_are_hardened() -> None:
 READ_BY_OTHERS, READ_BY_GROUP = 0o004, 0o040
 
 
-@pytest.mark.parametrize("path", KUSTOMIZATIONS + ["metacontroller/overlays/custom-templates"])
+@pytest.mark.parametrize("path", KUSTOMIZATIONS)
 def test_every_mounted_secret_and_config_map_is_readable_by_the_hook(path: str) -> None:
     """Kubernetes writes such volumes as root, group fsGroup (root without one), with the
     volume's mode: the hook's user must find a read bit it holds."""
@@ -158,8 +311,7 @@ def test_the_memory_limit_covers_what_the_hook_admits() -> None:
 
     pod = find(build("metacontroller"), "Deployment", "llmdeploy-hook")["spec"]["template"]["spec"]
     (container,) = pod["containers"]
-    env = {e["name"]: e["value"] for e in container["env"] if "value" in e}
-    settings = Settings.from_env(env)
+    settings = hook_settings(build("metacontroller"))
     needed_mib = (SERVER_START_MIB + PER_BODY_BYTE * (settings.server.max_bodies_bytes >> 20)
                   + (settings.server.cache_bytes >> 20)
                   + settings.render.workers * (RENDER_WORKER_START_MIB + settings.render.memory_mib))
@@ -172,9 +324,7 @@ def test_the_memory_limit_covers_what_the_hook_admits() -> None:
 def test_the_install_names_a_prometheus_for_canary_analysis() -> None:
     """Provider "default" is set in the hook's own configuration: the only place an address
     the hook calls can come from."""
-    pod = find(build("metacontroller"), "Deployment", "llmdeploy-hook")["spec"]["template"]["spec"]
-    env = {e["name"]: e["value"] for e in pod["containers"][0]["env"] if "value" in e}
-    settings = Settings.from_env(env)
+    settings = hook_settings(build("metacontroller"))
     assert settings.children.analysis_providers == ("default",)
     assert settings.analysis.providers["default"].startswith("http://") and ".svc" in settings.analysis.providers[
         "default"]

@@ -259,7 +259,7 @@ def test_without_istio_the_split_is_the_replica_ratio(templates: TemplateSet) ->
     rollout.deployed()
     rollout.new_revision("2")
     step = rollout.run(lambda s: s.rollout.get("weight") == 50)
-    assert step.status["traffic"] == {"router": "service", "stable": 67, "canary": 33}  # 4 and 2 replicas
+    assert step.status["traffic"] == {"router": "none", "stable": 67, "canary": 33}  # 4 and 2 replicas
     done = rollout.run(lambda s: s.phase == "Succeeded" and CANARY not in s.deployments, every=60)
     assert done.status["traffic"]["canary"] == 0
 

@@ -19,7 +19,7 @@ from hooks.core.facts import Measurement, QueryResult
 from hooks.core.rollout import MeasurementPlan
 from hooks.errors import UnsafeToAnswer
 from hooks.rendering.templateset import TemplateSet
-from hooks.settings import Settings
+from hooks.settings import ROUTERS, ChildSettings, Settings
 from pydantic import BaseModel
 
 from tests import metacontroller as mc
@@ -58,8 +58,10 @@ BASE: dict[str, Any] = {
     "startupTimeoutSeconds": 1800,
     "rollout": {"maxSurge": 1, "maxUnavailable": 0},
     "disruptionBudget": {"maxUnavailable": 1},
+    "expose": {"host": "m.example.com", "className": "nginx", "tls": {"secretName": "m-tls"}, "annotations": {"a": "1"}},
     "paused": False,
 }
+EVERY_ROUTER = ChildSettings(routers=ROUTERS)
 
 # One change per field of every spec model, as (path, new value); None removes the field. A
 # "path & path" entry changes several fields at once (the value is then a tuple).
@@ -100,6 +102,14 @@ EFFECTS: list[tuple[str, Any]] = [
     ("traffic.istio", False), ("traffic.hosts", ["i.example.com"]), ("traffic.gateways", ["istio-system/other"]),
     ("traffic.timeoutSeconds", 300), ("traffic.retries.attempts", 3), ("traffic.retries.perTryTimeoutSeconds", 30),
     ("traffic.retries.retryOn", "reset"), ("traffic.loadBalancer", "ROUND_ROBIN"),
+    ("traffic.router & traffic.hosts & traffic.gateways", ("gateway-api", [], [])),
+    ("traffic.router & traffic.hosts & traffic.gateways & canary.mirror", ("linkerd", [], [], False)),
+    ("traffic.router & traffic.hosts & traffic.gateways", ("none", [], [])),
+    ("expose.host", "n.example.com"), ("expose.className", "haproxy"), ("expose.tls.secretName", "n-tls"),
+    ("expose.annotations", {"a": "2"}), ("expose", None),
+    ("expose", {"host": "m.example.com", "via": "gateway",
+                "gateway": {"name": "public", "namespace": "gateways", "sectionName": "https"}}),
+    ("expose", {"host": "m.example.com", "via": "istio", "gateway": {"name": "public"}}),
     ("pod.nodeSelector", {"pool": "b"}), ("pod.labels", {"team": "b"}),
     ("pod.affinity", {"nodeAffinity": {
         "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
@@ -252,7 +262,7 @@ def answer(spec: dict[str, Any], templates: TemplateSet) -> bytes:
               "metadata": {"name": "llama3-canary", "namespace": "ml", "generation": 1},
               "status": {"availableReplicas": 1, "observedGeneration": 1}}
     try:
-        result = run_sync(mc.request(mc.parent(spec), [canary]), templates)
+        result = run_sync(mc.request(mc.parent(spec), [canary]), templates, EVERY_ROUTER)
     except UnsafeToAnswer:
         return b"refused"  # paused: the canary Deployment here was never applied, so it cannot be kept
     assert result.outcome == "ok", result.status.conditions[-1].message

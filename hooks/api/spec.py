@@ -310,9 +310,25 @@ class Retries(SpecModel):
     )
 
 
+RouterName = Literal["istio", "gateway-api", "linkerd", "none"]
+ROUTER_NAMES: tuple[RouterName, ...] = ("istio", "gateway-api", "linkerd", "none")
+HTTP_ROUTE_ROUTERS: tuple[RouterName, ...] = ("gateway-api", "linkerd")  # routers that route with an HTTPRoute
+
+
 class Traffic(SpecModel):
-    istio: bool = Field(True, description="Route with Istio; false: no VirtualService/DestinationRule, "
-                        "traffic splits by ready replicas.")
+    cel_rules = (
+        Rule("!has(self.router) || self.istio || self.router == 'none'",
+             "istio: false means router none: remove it when setting router", ".istio"),
+        Rule("!has(self.router) || self.router == 'istio' || ((!has(self.hosts) || size(self.hosts) == 0) && "
+             "(!has(self.gateways) || size(self.gateways) == 0))",
+             "hosts and gateways are the Istio VirtualService's: with another router, use spec.expose", ".router"),
+    )
+
+    router: RouterName | None = Field(
+        None, description="istio (VirtualService and DestinationRule), gateway-api (a GAMMA HTTPRoute, for Istio "
+        "or Linkerd meshes), linkerd (an HTTPRoute with Linkerd's retries and timeouts), or none (the Service "
+        "spreads requests over ready pods). Absent: istio, or none when istio is false.")
+    istio: bool = Field(True, description="Before router: false means router none.")
     hosts: list[Host] = Field(default_factory=list, max_length=32, description="Extra hosts for the VirtualService.")
     gateways: list[Gateway] = Field(default_factory=list, max_length=16,
                                     description="Istio gateways (namespace/name); the mesh is always included.")
@@ -322,6 +338,47 @@ class Traffic(SpecModel):
     load_balancer: Literal["LEAST_REQUEST", "ROUND_ROBIN", "RANDOM", "PASSTHROUGH"] = Field(
         "LEAST_REQUEST", description="Istio load-balancing algorithm."
     )
+
+    @property
+    def router_in_use(self) -> RouterName:
+        return self.router if self.router is not None else "istio" if self.istio else "none"
+
+
+# The router in force, in CEL, from the spec's root.
+ROUTER_CEL = "(has(self.traffic.router) ? self.traffic.router : (self.traffic.istio ? 'istio' : 'none'))"
+
+
+class GatewayReference(SpecModel):
+    name: DNSSubdomain = Field(description="The Gateway's name.")
+    namespace: DNSLabel | None = Field(None, description="The Gateway's namespace; default: the resource's.")
+    section_name: DNSSubdomain | None = Field(None, description="The Gateway's listener (Gateway API only).")
+
+
+class ExposeTLS(SpecModel):
+    secret_name: DNSSubdomain = Field(description="Secret with the certificate for host (kubernetes.io/tls).")
+
+
+class Expose(SpecModel):
+    cel_rules = (
+        Rule("self.via == 'ingress' ? !has(self.gateway) : has(self.gateway)",
+             "via gateway and istio name a gateway; via ingress does not", ".gateway"),
+        Rule("self.via == 'ingress' || (!has(self.className) && !has(self.tls))",
+             "className and tls are the Ingress's (a Gateway terminates TLS on its listener)", ".via"),
+        Rule("self.via != 'istio' || ((!has(self.gateway) || !has(self.gateway.sectionName)) && "
+             "(!has(self.annotations) || size(self.annotations) == 0))",
+             "an Istio Gateway is named on the VirtualService: sectionName and annotations do not apply",
+             ".via"),
+    )
+
+    host: Host = Field(description="The host callers outside the cluster use.")
+    via: Literal["ingress", "gateway", "istio"] = Field(
+        "ingress", description="ingress (a networking.k8s.io/v1 Ingress), gateway (an HTTPRoute on a Gateway API "
+        "Gateway) or istio (the Gateway and host added to the VirtualService).")
+    class_name: DNSSubdomain | None = Field(None, description="The Ingress's ingressClassName.")
+    gateway: GatewayReference | None = Field(None, description="The Gateway (via gateway or istio).")
+    tls: ExposeTLS | None = Field(None, description="TLS on the Ingress.")
+    annotations: AnnotationMap = Field(default_factory=dict, description="Annotations of the Ingress or of the "
+                                       "external HTTPRoute.")
 
 
 class LocalObjectReference(SpecModel):
@@ -460,8 +517,8 @@ _TP = "(has(self.canary.engine.tensorParallelSize) ? self.canary.engine.tensorPa
 def _engine_check_rule(engine: EngineType) -> Rule:
     lacking = [m for m in CHECK_METRICS if m not in ENGINE_CHECKS[engine]]
     by_mesh = [m for m in lacking if m in MESH_CHECKS]
-    mesh = f" || (self.traffic.istio && c.metric in {by_mesh})" if by_mesh else ""
-    note = f" ({', '.join(by_mesh)} needs traffic.istio)" if by_mesh else ""
+    mesh = f" || ({ROUTER_CEL} == 'istio' && c.metric in {by_mesh})" if by_mesh else ""
+    note = f" ({', '.join(by_mesh)} needs router istio)" if by_mesh else ""
     return Rule(f"self.engine.type != '{engine}' || !has(self.rollout.analysis) || !has(self.rollout.analysis.checks)"
                 f" || self.rollout.analysis.checks.all(c, !has(c.metric) || c.metric in "
                 f"{sorted(ENGINE_CHECKS[engine])}{mesh})",
@@ -470,6 +527,34 @@ def _engine_check_rule(engine: EngineType) -> Rule:
 
 
 _ENGINE_CHECK_RULES = tuple(_engine_check_rule(e) for e in ENGINE_CHECKS if ENGINE_CHECKS[e] != set(CHECK_METRICS))
+
+# Whether canary.match is written into an HTTPRoute: the mesh route's, or the split of the
+# external route on a Gateway (with router none, that route sends everything to the Service).
+_HTTP_ROUTER = (f"({ROUTER_CEL} in {list(HTTP_ROUTE_ROUTERS)} || ({ROUTER_CEL} != 'none' && has(self.expose) && "
+                "self.expose.via == 'gateway'))")
+_GATEWAY_PATH_CHARS = r"^(?:[-A-Za-z0-9/._~!$&'()*+,;=:@]|[%][0-9a-fA-F]{2})+$"
+HTTP_METHODS = ["GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH"]
+# What an HTTPRoute match can say: exact or regex headers and query
+# parameters with a value, absolute paths, an exact method. Checked per entry of canary.match.
+_HTTP_ROUTE_MATCH_RULES = (
+    Rule(f"!has(self.canary) || !has(self.canary.match) || !({_HTTP_ROUTER}) || self.canary.match.all(m, "
+         "(!has(m.headers) || m.headers.all(k, !has(m.headers[k].prefix) && "
+         "(!has(m.headers[k].exact) || size(m.headers[k].exact) > 0))) && "
+         "(!has(m.queryParams) || m.queryParams.all(k, !has(m.queryParams[k].prefix) && "
+         "(!has(m.queryParams[k].exact) || size(m.queryParams[k].exact) > 0))))",
+         "an HTTPRoute matches headers and query parameters by a non-empty exact value or a regex, not a prefix",
+         ".canary.match"),
+    Rule(f"!has(self.canary) || !has(self.canary.match) || !({_HTTP_ROUTER}) || self.canary.match.all(m, !has(m.uri) || "
+         "(has(m.uri.regex) || [has(m.uri.exact) ? m.uri.exact : m.uri.prefix].all(v, v.startsWith('/') && "
+         "!v.contains('//') && !v.contains('/./') && !v.contains('/../') && !v.contains('#') && "
+         "!v.contains('%2f') && !v.contains('%2F') && !v.endsWith('/..') && !v.endsWith('/.') && "
+         f"v.matches(r\"{_GATEWAY_PATH_CHARS}\"))))",
+         "an HTTPRoute matches a uri exact or prefix that is an absolute, normalised path (or a regex)",
+         ".canary.match"),
+    Rule(f"!has(self.canary) || !has(self.canary.match) || !({_HTTP_ROUTER}) || self.canary.match.all(m, !has(m.method) || "
+         f"(has(m.method.exact) && m.method.exact in {HTTP_METHODS}))",
+         f"an HTTPRoute matches a method exactly, one of {', '.join(HTTP_METHODS)}", ".canary.match"),
+)
 
 
 class LLMDeploymentSpec(SpecModel):
@@ -486,6 +571,12 @@ class LLMDeploymentSpec(SpecModel):
              "the Canary rollout strategy runs its own canary: remove spec.canary, or use strategy RollingUpdate",
              ".canary"),
         *_ENGINE_CHECK_RULES,
+        *_HTTP_ROUTE_MATCH_RULES,
+        Rule(f"!has(self.canary) || !self.canary.mirror || {ROUTER_CEL} != 'linkerd'",
+             "Linkerd does not mirror requests: remove canary.mirror, or use router gateway-api or istio",
+             ".canary.mirror"),
+        Rule(f"!has(self.expose) || self.expose.via != 'istio' || {ROUTER_CEL} == 'istio'",
+             "expose via istio adds a Gateway to the VirtualService: it needs router istio", ".expose.via"),
         Rule("!has(self.canary) || !((has(self.canary.engine.type) ? self.canary.engine.type : self.engine.type)"
              " == 'triton' && (has(self.canary.model.uri) ? self.canary.model.uri : self.model.uri)"
              ".startsWith('hf://'))",
@@ -500,6 +591,7 @@ class LLMDeploymentSpec(SpecModel):
     autoscaling: Autoscaling | None = Field(None, description="Present: an HPA scales the stable Deployment.")
     canary: Canary | None = Field(None, description="Present: a canary Deployment gets part of the traffic.")
     traffic: Traffic = Field(default_factory=Traffic, description="How traffic reaches the model.")
+    expose: Expose | None = Field(None, description="Reach the model from outside the cluster.")
     pod: Pod = Field(default_factory=Pod, description="Passed through to both Deployments' pod templates.")
     startup_timeout_seconds: int = Field(
         1800, ge=1, le=MAX_STARTUP_SECONDS,

@@ -12,7 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 Phase = Literal["Pending", "Progressing", "Ready", "Degraded", "Invalid", "Paused", "Terminating"]
-Router = Literal["istio", "service"]
+Router = Literal["istio", "gateway-api", "linkerd", "none"]
 
 
 class _StatusModel(BaseModel):
@@ -44,7 +44,8 @@ class TrackStatus(_StatusModel):
 
 
 class TrafficStatus(_StatusModel):
-    router: Router = Field(description="istio (weighted routes) or service (replica ratio).")
+    router: Router = Field(description="The router in force: istio, gateway-api or linkerd (weighted routes), or none "
+                        "(the Service: the ratio of ready replicas).")
     stable: int = Field(description="Percent of traffic the stable track gets now.")
     canary: int = Field(description="Percent of traffic the canary gets now.")
 

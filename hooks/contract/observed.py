@@ -9,13 +9,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, Literal
 
 from hooks.contract.lastapplied import LAST_APPLIED_ANNOTATION
 
 REVISION_LABEL = "serving.llmdeploy.io/revision"  # a hash of the pod template (hooks.core.revision)
 
 JSON = dict[str, Any]
+RouteWriter = Literal["istio", "gateway-api", "linkerd"]  # the router whose route a child is
 
 
 def count(value: Any) -> int:
@@ -74,13 +75,25 @@ class ObservedDeployment:
 
 
 @dataclass(frozen=True)
+class ObservedRoute:
+    """The default rule of a route (a VirtualService, or an HTTPRoute other than `N-external`):
+    percent per track, and the router whose route it is."""
+
+    router: RouteWriter
+    weights: dict[str, int]
+
+    def weight(self, track: str) -> int:
+        return self.weights.get(track, 0)
+
+
+@dataclass(frozen=True)
 class Observed:
     """Every observed child, and the few kinds whose content the hook reads, by name."""
 
     children: tuple[ObservedChild, ...] = ()  # ordered by kind, apiVersion, name
     deployments: dict[str, ObservedDeployment] = field(default_factory=dict)
     service_ports: dict[str, int] = field(default_factory=dict)  # a Service's first port
-    route_weights: dict[str, dict[str, int]] = field(default_factory=dict)  # a VirtualService's default route
+    routes: dict[str, ObservedRoute] = field(default_factory=dict)
 
     def available(self, deployment: str) -> int:
         found = self.deployments.get(deployment)
@@ -108,7 +121,12 @@ def read_observed(objects: list[tuple[str, str, str, JSON]]) -> Observed:
         elif kind == "VirtualService":
             weights = _default_route_weights(spec)
             if weights is not None:
-                routes[name] = weights
+                routes[name] = ObservedRoute("istio", weights)
+        elif kind == "HTTPRoute" and api_version.startswith("gateway.networking.k8s.io/"):
+            weights = _default_rule_weights(spec)
+            if weights is not None and not name.endswith("-external"):
+                linkerd = isinstance(annotations, dict) and any(k.endswith(".linkerd.io/request") for k in annotations)
+                routes[name] = ObservedRoute("linkerd" if linkerd else "gateway-api", weights)
     return Observed(tuple(children), deployments, ports, routes)
 
 
@@ -151,6 +169,25 @@ def _first_port(spec: JSON) -> int | None:
     ports = spec.get("ports")
     port = ports[0].get("port") if isinstance(ports, list) and ports and isinstance(ports[0], dict) else None
     return port if isinstance(port, int) and not isinstance(port, bool) else None
+
+
+def _default_rule_weights(spec: JSON) -> dict[str, int] | None:
+    """Percent per track of an HTTPRoute's last (default) rule: backends named `<N>-canary`
+    are the canary's, the rest the stable's; weights are proportions (default 1)."""
+    rules = spec.get("rules")
+    if not (isinstance(rules, list) and rules and isinstance(rules[-1], dict)):
+        return None
+    shares: dict[str, int] = {}
+    for ref in _list(rules[-1].get("backendRefs")):
+        name = ref.get("name") if isinstance(ref, dict) else None
+        if isinstance(name, str):
+            track = "canary" if name.endswith("-canary") else "stable"
+            shares[track] = shares.get(track, 0) + count(ref.get("weight", 1))
+    total = sum(shares.values())
+    if not total:
+        return None
+    canary = round(100 * shares.get("canary", 0) / total)
+    return {"stable": 100 - canary, "canary": canary}
 
 
 def _default_route_weights(spec: JSON) -> dict[str, int] | None:

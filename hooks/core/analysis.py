@@ -127,10 +127,10 @@ def analysis_plan(spec: LLMDeploymentSpec) -> AnalysisPlan | None:
     if analysis is None:
         return None
     engine = spec.engine.type
-    checks = analysis.checks if analysis.checks is not None else default_checks(engine, spec.traffic.istio)
+    checks = analysis.checks if analysis.checks is not None else default_checks(engine, spec.traffic.router_in_use == "istio")
     return AnalysisPlan(analysis.provider, analysis.interval_seconds, analysis.window_seconds,
                         analysis.failure_limit, analysis.inconclusive_limit,
-                        tuple(_check_plan(c, engine, spec.traffic.istio) for c in checks))
+                        tuple(_check_plan(c, engine, spec.traffic.router_in_use == "istio") for c in checks))
 
 
 def default_checks(engine: EngineType, istio: bool) -> list[Check]:

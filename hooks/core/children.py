@@ -1,8 +1,8 @@
 """Which template renders which child, with what context, and what every answer must hold.
 
 The shipped child templates, in the order children are answered: Deployments (stable, then
-canary), Service, HPA, PDB, DestinationRule, VirtualService (each only when the view calls
-for it), then a platform team's extra templates. The checks here refuse an answer Kubernetes
+canary), Service, per-track Services, HPA, PDB, DestinationRule, VirtualService, HTTPRoutes,
+Ingress (each only when the view calls for it), then a platform team's extra templates. The checks here refuse an answer Kubernetes
 or Metacontroller would fail on, naming the template.
 """
 
@@ -21,10 +21,14 @@ AUTOSCALER = "hpa.yaml"
 DISRUPTION_BUDGET = "pdb.yaml"
 DESTINATION_RULE = "destinationrule.yaml"
 VIRTUAL_SERVICE = "virtualservice.yaml"
-CHILD_TEMPLATES = (DEPLOYMENT, SERVICE, AUTOSCALER, DISRUPTION_BUDGET, DESTINATION_RULE, VIRTUAL_SERVICE)
+TRACK_SERVICE = "track-service.yaml"
+HTTP_ROUTE = "httproute.yaml"
+INGRESS = "ingress.yaml"
+CHILD_TEMPLATES = (DEPLOYMENT, SERVICE, TRACK_SERVICE, AUTOSCALER, DISRUPTION_BUDGET, DESTINATION_RULE,
+                   VIRTUAL_SERVICE, HTTP_ROUTE, INGRESS)
 # What the child templates render; an extra template may not add another of these.
 MANAGED_KINDS = frozenset({"Deployment", "Service", "HorizontalPodAutoscaler", "PodDisruptionBudget",
-                           "DestinationRule", "VirtualService"})
+                           "DestinationRule", "VirtualService", "HTTPRoute", "Ingress"})
 
 # Metacontroller keeps a copy of each child it applies in an annotation, and Kubernetes
 # allows 256 KiB of annotations in all: a child must leave room for the others.
@@ -47,6 +51,8 @@ def render_children(view: View, templates: TemplateSet) -> list[JSON]:
         (deployment,) = render(DEPLOYMENT, track=track)
         _check_selector(deployment)
     render(SERVICE)
+    for service in view.track_services:
+        render(TRACK_SERVICE, service=service)
     if view.autoscaler is not None:
         render(AUTOSCALER, autoscaler=view.autoscaler)
     if view.disruption_budget is not None:
@@ -54,6 +60,10 @@ def render_children(view: View, templates: TemplateSet) -> list[JSON]:
     if view.routing is not None:
         render(DESTINATION_RULE, routing=view.routing)
         render(VIRTUAL_SERVICE, routing=view.routing)
+    for route in view.http_routes:
+        render(HTTP_ROUTE, route=route)
+    if view.ingress is not None:
+        render(INGRESS, ingress=view.ingress)
     managed = {child["kind"] for _, child in rendered} | MANAGED_KINDS
     for name in templates.extras:
         for extra in render(name):

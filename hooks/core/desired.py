@@ -90,9 +90,9 @@ def desire(inputs: DesiredInputs, templates: TemplateSet) -> Desired:
         return Desired("invalid", spec_errors=tuple(e.errors))
     if spec.paused:
         return Desired("paused")
-    unknown = _unknown_provider(spec, inputs.settings)
+    unknown = [e for e in (router_missing(spec, inputs.settings), _unknown_provider(spec, inputs.settings)) if e]
     if unknown:
-        return Desired("invalid", spec_errors=(unknown,))
+        return Desired("invalid", spec_errors=tuple(unknown))
     names = Names(inputs.name, inputs.namespace, inputs.controller_uid)
     policy = RolloutPolicy.of(spec)
     rollout = inputs.rollout if policy is not None else None
@@ -103,7 +103,8 @@ def desire(inputs: DesiredInputs, templates: TemplateSet) -> Desired:
     else:  # the Canary strategy's canary: the spec's own settings, as the track canary
         stable = tracks[0]
         tracks = [stable, TrackSpec("canary", stable.model, stable.engine, stable.resources, rollout.canary_replicas)]
-        traffic = (TrafficSplit("istio", 100 - rollout.canary_weight, rollout.canary_weight) if spec.traffic.istio
+        router = spec.traffic.router_in_use
+        traffic = (TrafficSplit(router, 100 - rollout.canary_weight, rollout.canary_weight) if router != "none"
                    else replica_split(inputs.availability.stable, inputs.availability.canary))
         ab_serving = False
     view = build_view(spec, tracks, traffic, ab_serving, names, inputs.labels, inputs.annotations, inputs.settings)
@@ -121,6 +122,21 @@ def desire(inputs: DesiredInputs, templates: TemplateSet) -> Desired:
                                Fingerprint.of(children[i]), spec.startup_timeout_seconds))
     return Desired("ok", children=tuple(children), plan=Plan(tuple(plans), view.url, traffic), revision=revision,
                    policy=policy)
+
+
+def router_missing(spec: LLMDeploymentSpec, settings: ChildSettings) -> str | None:
+    """A router (or an exposure) whose child types this install does not declare: answering
+    with one would make Metacontroller fail, so the spec is refused and its children kept."""
+    installed = ", ".join(settings.routers) or "none"
+    router = spec.traffic.router_in_use
+    if router != "none" and router not in settings.routers:
+        field = "spec.traffic.router" if spec.traffic.router is not None else "spec.traffic.istio"
+        return (f"{field}: router {router} is not installed with this hook (installed: {installed}; "
+                f"LLMDEPLOY_ROUTERS and the CompositeController's child types say which)")
+    if spec.expose is not None and spec.expose.via == "gateway" and not settings.http_routes:
+        return (f"spec.expose.via: gateway needs Gateway API HTTPRoutes, which this install does not declare "
+                f"(installed routers: {installed}; install the gateway-api or linkerd part)")
+    return None
 
 
 def _unknown_provider(spec: LLMDeploymentSpec, settings: ChildSettings) -> str | None:

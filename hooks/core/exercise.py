@@ -5,12 +5,13 @@ refers to something missing fails at start-up (or on reload) rather than on the 
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from hooks.core.desired import DesiredInputs, desire
 from hooks.core.traffic import Availability
 from hooks.rendering.templateset import TemplateSet
-from hooks.settings import ChildSettings
+from hooks.settings import ROUTERS, ChildSettings
 
 EVERY_BRANCH: dict[str, Any] = {
     "model": {"uri": "s3://models/llama", "revision": "1", "credentialsSecret": "creds", "cache": {"claimName": "c"}},
@@ -26,16 +27,26 @@ EVERY_BRANCH: dict[str, Any] = {
     "pod": {"tolerations": [{"key": "k", "operator": "Exists"}], "affinity": {"nodeAffinity": {}},
             "serviceAccountName": "sa", "priorityClassName": "p", "imagePullSecrets": [{"name": "r"}]},
 }
-SECOND_CANARY: dict[str, Any] = {"model": {"uri": "oci://registry/models/llama:1"}}
+_GATEWAY = {"name": "public", "namespace": "gateways", "sectionName": "https"}
+# Every router and exposure, so that the HTTPRoute, Ingress and per-track Service templates are
+# tried too (whatever this install has: the templates are checked, not the install).
+VARIANTS: tuple[dict[str, Any], ...] = (
+    {**EVERY_BRANCH, "expose": {"host": "m.example.com", "via": "istio", "gateway": {"name": "public"}}},
+    {**EVERY_BRANCH, "canary": {"model": {"uri": "oci://registry/models/llama:1"}}},
+    {**EVERY_BRANCH, "traffic": {"router": "gateway-api"},
+     "expose": {"host": "m.example.com", "via": "gateway", "gateway": _GATEWAY, "annotations": {"a": "1"}}},
+    {**EVERY_BRANCH, "traffic": {"router": "linkerd"}, "canary": {**EVERY_BRANCH["canary"], "mirror": False},
+     "expose": {"host": "m.example.com", "className": "nginx", "tls": {"secretName": "t"}}},
+)
 
 
 def exercise(templates: TemplateSet, settings: ChildSettings) -> None:
     """Render the built-in resources with `templates`; TemplateError on the first failure."""
-    for canary in (EVERY_BRANCH["canary"], SECOND_CANARY):
+    every_router = dataclasses.replace(settings, routers=ROUTERS)
+    for spec in VARIANTS:
         inputs = DesiredInputs(name="selfcheck", namespace="default",
                                controller_uid="00000000-0000-0000-0000-000000000000", labels={}, annotations={},
-                               spec={**EVERY_BRANCH, "canary": canary}, availability=Availability(1, 1),
-                               settings=settings)
+                               spec=spec, availability=Availability(1, 1), settings=every_router)
         desired = desire(inputs, templates)
         if desired.outcome != "ok":
             raise RuntimeError(f"the built-in check resource is invalid: {desired.spec_errors}")

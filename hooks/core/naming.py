@@ -51,7 +51,20 @@ class Names:
 
     @property
     def routing(self) -> str:
-        """The DestinationRule's and the VirtualService's name."""
+        """The DestinationRule's, the VirtualService's and the mesh HTTPRoute's name."""
+        return self.parent
+
+    def track_service(self, track: Track) -> str:
+        """A Service that selects one track: what HTTPRoute backends split between."""
+        return f"{self.parent}-{track}"
+
+    @property
+    def external_route(self) -> str:
+        """The HTTPRoute on a Gateway, for callers outside the cluster."""
+        return f"{self.parent}-external"
+
+    @property
+    def ingress(self) -> str:
         return self.parent
 
     def common_labels(self) -> dict[str, str]:

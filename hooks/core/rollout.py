@@ -20,7 +20,7 @@ from pydantic import BaseModel, ValidationError
 
 from hooks.api.status import AnalysisStatus, CheckStatus, RolloutPhase, RolloutStatus, Verdict
 from hooks.contract import lastapplied
-from hooks.contract.observed import ObservedDeployment, parse_time
+from hooks.contract.observed import Observed, ObservedDeployment, parse_time
 from hooks.contract.request import SyncRequest
 from hooks.core.analysis import judge, track_queries
 from hooks.core.conditions import format_time
@@ -160,7 +160,7 @@ def decide(request: SyncRequest, direct: Desired, facts: Facts) -> RolloutDecisi
         stable=stable, stable_template=template, stable_revision=stable_revision,
         stable_model=request.previous.models.get("stable"),
         canary=observed.deployments.get(names.deployment("canary")),
-        routed_to_canary=observed.route_weights.get(names.routing, {}).get("canary", 0),
+        routed_to_canary=_routed_to_canary(observed, names),
         active=frozenset(a for a in CONTROL_ANNOTATIONS if annotations.get(a) == "true"),
         previous=previous_rollout(request),
         now=facts.now,
@@ -174,10 +174,15 @@ def decide(request: SyncRequest, direct: Desired, facts: Facts) -> RolloutDecisi
     return _summarised(_rolling(s, facts), len(policy.steps))
 
 
+def _routed_to_canary(observed: Observed, names: Names) -> int:
+    route = observed.routes.get(names.routing)
+    return route.weight("canary") if route is not None else 0
+
+
 def _stable_missing(request: SyncRequest, names: Names, revision: str, canary: ObservedDeployment) -> RolloutDecision:
     """The stable Deployment is gone (deleted by hand): it is created again from the spec,
     and the canary keeps its pods and its share of traffic until the stable is back."""
-    weight = request.observed.route_weights.get(names.routing, {}).get("canary", 0)
+    weight = _routed_to_canary(request.observed, names)
     render = RolloutRender(canary.spec_replicas, weight, canary.revision or revision, None, None)
     message = (f"{names.deployment('stable')} is missing: it is created again from the spec, and "
                f"{names.deployment('canary')} keeps serving until it is back")
@@ -223,7 +228,7 @@ def _settled(s: _Situation) -> RolloutDecision:
 def _retire_canary(s: _Situation, status: RolloutStatus, since: datetime) -> RolloutDecision:
     """The canary, if any, at weight 0 until DRAIN_SECONDS after `since`, then gone."""
     left = (since + timedelta(seconds=DRAIN_SECONDS) - s.now).total_seconds()
-    if s.canary is None or left <= 0 or not s.policy.istio:
+    if s.canary is None or left <= 0 or not s.policy.routed:
         return RolloutDecision(None, status)
     render = RolloutRender(s.canary.spec_replicas, 0, s.canary.revision or s.revision, None, None)
     draining = _update(status, message=f"{status.message}; {s.names.deployment('canary')} drains for "

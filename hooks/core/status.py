@@ -64,10 +64,11 @@ def frozen_status(observed: Observed, names: Names, previous: PreviousStatus, no
                 for t in TRACKS if t == "stable" or names.deployment(t) in observed.deployments]
     port = observed.service_ports.get(names.service)
     url = f"http://{names.host}:{port}" if port is not None else None
-    # The VirtualService by its name, or the only one there is (an override may rename it).
-    routes = list(observed.route_weights.values())
-    weights = observed.route_weights.get(names.routing, routes[0] if len(routes) == 1 else None)
-    traffic = (TrafficSplit("istio", weights.get("stable", 0), weights.get("canary", 0)) if weights is not None
+    # The route by its name, or the only one there is (an override may rename it).
+    routes = list(observed.routes.values())
+    route = observed.routes.get(names.routing, routes[0] if len(routes) == 1 else None)
+    traffic = (TrafficSplit(route.router, route.weight("stable"), route.weight("canary"))
+               if route is not None
                else replica_split(*(next((p.available for p in progress if p.track == t), 0) for t in TRACKS)))
     models = {t: previous.models.get(t) for t in TRACKS}
     return _status(progress, models, url, traffic, previous, now, generation, spec_errors, why, rollout)

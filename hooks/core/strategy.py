@@ -28,7 +28,7 @@ class RolloutPolicy:
     steps: tuple[StepPolicy, ...]
     canary_replicas: int | None  # None: auto
     analysis: AnalysisPlan | None
-    istio: bool  # weights are routes; otherwise the replica ratio is the split
+    routed: bool  # weights are routes; otherwise (router none) the replica ratio is the split
 
     @classmethod
     def of(cls, spec: LLMDeploymentSpec) -> RolloutPolicy | None:
@@ -38,7 +38,7 @@ class RolloutPolicy:
             return None
         return cls(tuple(StepPolicy(s.weight, s.pause_seconds) for s in rollout.steps),
                    rollout.canary_replicas if isinstance(rollout.canary_replicas, int) else None,
-                   analysis_plan(spec), spec.traffic.istio)
+                   analysis_plan(spec), spec.traffic.router_in_use != "none")
 
     def canary_replicas_for(self, weight: int, stable_replicas: int) -> int:
         """A fixed count, or auto: ceil(stable replicas x weight / 100), at least 1."""

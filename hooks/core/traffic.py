@@ -1,8 +1,8 @@
 """Traffic policy: which split is in force, given what the observed Deployments can serve.
 
-A canary gets traffic only once it has an available replica. With Istio the split is the
-requested weight from then on; without a router the Service spreads requests over ready
-pods, so the split is their ratio. Used by the view (routes) and by the status; pure.
+A canary gets traffic only once it has an available replica. With a router (Istio, or an
+HTTPRoute) the split is the requested weight from then on; without one the Service spreads
+requests over ready pods, so the split is their ratio. Used by the view (routes) and by the status; pure.
 """
 
 from __future__ import annotations
@@ -34,11 +34,12 @@ def canary_serving(spec: LLMDeploymentSpec, availability: Availability) -> bool:
 
 
 def split_in_force(spec: LLMDeploymentSpec, availability: Availability) -> TrafficSplit:
+    router = spec.traffic.router_in_use
     if spec.canary is None:
-        return TrafficSplit("istio" if spec.traffic.istio else "service", 100, 0)
-    if spec.traffic.istio:
+        return TrafficSplit(router, 100, 0)
+    if router != "none":
         weight = spec.canary.weight if canary_serving(spec, availability) else 0
-        return TrafficSplit("istio", 100 - weight, weight)
+        return TrafficSplit(router, 100 - weight, weight)
     return replica_split(availability.stable, availability.canary)
 
 
@@ -46,4 +47,4 @@ def replica_split(stable_available: int, canary_available: int) -> TrafficSplit:
     """Without a router the Service spreads requests over ready pods: the split is their ratio."""
     total = stable_available + canary_available
     canary = round(100 * canary_available / total) if total else 0
-    return TrafficSplit("service", 100 - canary, canary)
+    return TrafficSplit("none", 100 - canary, canary)

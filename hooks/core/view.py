@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hooks.api.quantity import canonical_quantity
-from hooks.api.spec import EnvVar, LLMDeploymentSpec, Metric, Resources
+from hooks.api.spec import HTTP_ROUTE_ROUTERS, EnvVar, HTTPMatch, LLMDeploymentSpec, Metric, Resources, StringMatch
 from hooks.core.engines import GPU_UTILIZATION_METRIC, PROFILES, EngineArgs
 from hooks.core.naming import PORT_NAME, Names, Track
 from hooks.core.sources import MODEL_CACHE_PATH, locate
@@ -214,8 +214,58 @@ class RoutingView:
 
 
 @dataclass(frozen=True)
+class BackendView:
+    service: str
+    port: int
+    weight: int  # a proportion of the rule's traffic; for a mirror, the percent mirrored
+
+
+@dataclass(frozen=True)
+class RouteRuleView:
+    matches: tuple[JSON, ...]  # Gateway API HTTPRouteMatches (path always written)
+    backends: tuple[BackendView, ...]  # a weight-0 backend is left out
+    mirror: BackendView | None  # RequestMirror (not with Linkerd, which refuses it)
+
+
+@dataclass(frozen=True)
+class ParentView:
+    """What an HTTPRoute attaches to: the Service (GAMMA, inside the mesh) or a Gateway."""
+
+    group: str  # "" for a Service
+    kind: str
+    name: str
+    namespace: str | None
+    port: int | None
+    section_name: str | None
+
+
+@dataclass(frozen=True)
+class HTTPRouteView:
+    """A Gateway API HTTPRoute: the mesh route `N` on the Service, or `N-external` on a Gateway."""
+
+    api_version: str
+    name: str
+    annotations: dict[str, str]  # Linkerd's retries and timeout; the user's on N-external
+    parent: ParentView
+    hostnames: tuple[str, ...]  # empty on the mesh route
+    rules: tuple[RouteRuleView, ...]  # the canary's matches first (more specific), then the default rule
+    timeout: str
+
+
+@dataclass(frozen=True)
+class IngressView:
+    name: str
+    class_name: str | None
+    host: str
+    tls_secret: str | None
+    annotations: dict[str, str]  # streaming defaults for ingress-nginx, then the user's
+    service: str
+    port_name: str
+
+
+@dataclass(frozen=True)
 class TrafficView:
-    router: str  # istio or service
+    router: str  # istio, gateway-api, linkerd or none
     stable: int  # percent in force
     canary: int
 
@@ -235,13 +285,19 @@ class View:
     service: ServiceView
     autoscaler: AutoscalerView | None
     disruption_budget: DisruptionBudgetView | None
-    routing: RoutingView | None
+    routing: RoutingView | None  # Istio's
+    track_services: tuple[ServiceView, ...]  # one per track, for HTTPRoute backends
+    http_routes: tuple[HTTPRouteView, ...]  # the mesh route and/or the external one
+    ingress: IngressView | None
     traffic: TrafficView
 
 
 def build_view(spec: LLMDeploymentSpec, tracks: Sequence[TrackSpec], traffic: TrafficSplit, canary_serving: bool,
                names: Names, parent_labels: dict[str, str], parent_annotations: dict[str, str],
                settings: ChildSettings) -> View:
+    router = spec.traffic.router_in_use
+    split_by_route = router in HTTP_ROUTE_ROUTERS or (
+        router != "none" and spec.expose is not None and spec.expose.via == "gateway")
     return View(
         name=names.parent,
         namespace=names.namespace,
@@ -256,7 +312,11 @@ def build_view(spec: LLMDeploymentSpec, tracks: Sequence[TrackSpec], traffic: Tr
         disruption_budget=DisruptionBudgetView(names.disruption_budget, spec.disruption_budget.max_unavailable,
                                                names.selector("stable")) if spec.disruption_budget else None,
         routing=_routing(spec, tuple(t.track for t in tracks), names, traffic, canary_serving, settings)
-        if spec.traffic.istio else None,
+        if router == "istio" else None,
+        track_services=tuple(ServiceView(names.track_service(t.track), names.selector(t.track), spec.engine.port,
+                                         PORT_NAME, PORT_NAME) for t in tracks) if split_by_route else (),
+        http_routes=_http_routes(spec, tuple(t.track for t in tracks), names, traffic, canary_serving, settings),
+        ingress=_ingress(spec, names) if spec.expose is not None and spec.expose.via == "ingress" else None,
         traffic=TrafficView(traffic.router, traffic.stable, traffic.canary),
     )
 
@@ -406,13 +466,18 @@ def _routing(spec: LLMDeploymentSpec, tracks: tuple[Track, ...], names: Names, t
         mirror = MirrorView("canary", canary.mirror_percent) if canary.mirror else None
     routes.append(RouteView("default", (), tuple(DestinationView(t, weights[t]) for t in tracks), mirror))
     retries = spec.traffic.retries
+    expose = spec.expose if spec.expose is not None and spec.expose.via == "istio" else None
+    expose_hosts = [expose.host] if expose is not None else []
+    gateways = list(spec.traffic.gateways)
+    if expose is not None and expose.gateway is not None:
+        gateways.append(f"{expose.gateway.namespace or names.namespace}/{expose.gateway.name}")
     return RoutingView(
         api_version=settings.istio_api_version,
         destination_rule=names.routing,
         virtual_service=names.routing,
         host=names.host,
-        hosts=tuple(dict.fromkeys([names.service, *spec.traffic.hosts])),
-        gateways=tuple(dict.fromkeys([*spec.traffic.gateways, "mesh"])) if spec.traffic.gateways else (),
+        hosts=tuple(dict.fromkeys([names.service, *spec.traffic.hosts, *expose_hosts])),
+        gateways=tuple(dict.fromkeys([*gateways, "mesh"])) if gateways else (),
         load_balancer=spec.traffic.load_balancer,
         subsets=tuple(SubsetView(t, names.subset_labels(t)) for t in tracks),
         routes=tuple(routes),
@@ -420,3 +485,119 @@ def _routing(spec: LLMDeploymentSpec, tracks: tuple[Track, ...], names: Names, t
         retries=RetriesView(retries.attempts, f"{retries.per_try_timeout_seconds}s" if retries.attempts else None,
                             retries.retry_on if retries.attempts else None),
     )
+
+
+# ingress-nginx buffers responses and gives up after 60 s by default: a streamed generation
+# needs neither. Other controllers ignore these; the README says what they need.
+INGRESS_STREAMING_ANNOTATIONS = ("nginx.ingress.kubernetes.io/proxy-buffering", "nginx.ingress.kubernetes.io/"
+                                 "proxy-request-buffering", "nginx.ingress.kubernetes.io/proxy-read-timeout",
+                                 "nginx.ingress.kubernetes.io/proxy-send-timeout",
+                                 "nginx.ingress.kubernetes.io/proxy-body-size")
+INGRESS_BODY_SIZE = "32m"  # long prompts; ingress-nginx refuses more than 1m by default
+GATEWAY_GROUP = "gateway.networking.k8s.io"
+# Envoy retry conditions Linkerd has an HTTP status for; the others have no Linkerd equivalent.
+_LINKERD_RETRIES = {"5xx": "5xx", "gateway-error": "gateway-error"}
+
+
+def _ingress(spec: LLMDeploymentSpec, names: Names) -> IngressView:
+    expose = spec.expose
+    assert expose is not None
+    timeout = str(spec.traffic.timeout_seconds)
+    defaults = dict(zip(INGRESS_STREAMING_ANNOTATIONS, ("off", "off", timeout, timeout, INGRESS_BODY_SIZE),
+                        strict=True))
+    return IngressView(names.ingress, expose.class_name, expose.host,
+                       expose.tls.secret_name if expose.tls else None, {**defaults, **expose.annotations},
+                       names.service, PORT_NAME)
+
+
+def _http_routes(spec: LLMDeploymentSpec, tracks: tuple[Track, ...], names: Names, traffic: TrafficSplit,
+                 canary_serving: bool, settings: ChildSettings) -> tuple[HTTPRouteView, ...]:
+    """The mesh route `N` (routers gateway-api and linkerd) and the external route `N-external`
+    (expose via gateway), with the same rules: the split in force, matches and mirroring once
+    the canary serves."""
+    router = spec.traffic.router_in_use
+    expose = spec.expose
+    if router not in HTTP_ROUTE_ROUTERS and (expose is None or expose.via != "gateway"):
+        return ()
+    timeout = f"{spec.traffic.timeout_seconds}s"
+    port = spec.engine.port
+    if router == "none":  # no split to make: the Service spreads requests itself
+        rules: tuple[RouteRuleView, ...] = (RouteRuleView(_EVERY_REQUEST, (BackendView(names.service, port, 100),),
+                                                          None),)
+    else:
+        rules = _route_rules(spec, tracks, names, traffic, canary_serving, mirror=router != "linkerd")
+    routes = []
+    if router in HTTP_ROUTE_ROUTERS:
+        routes.append(HTTPRouteView(
+            settings.gateway_api_version, names.routing,
+            _linkerd_annotations(spec) if router == "linkerd" else {},
+            ParentView("", "Service", names.service, None, port, None), (), rules, timeout))
+    if expose is not None and expose.via == "gateway" and expose.gateway is not None:
+        gateway = expose.gateway
+        routes.append(HTTPRouteView(
+            settings.gateway_api_version, names.external_route, dict(expose.annotations),
+            ParentView(GATEWAY_GROUP, "Gateway", gateway.name, gateway.namespace, None, gateway.section_name),
+            (expose.host,), rules, timeout))
+    return tuple(routes)
+
+
+_EVERY_REQUEST: tuple[JSON, ...] = ({"path": {"type": "PathPrefix", "value": "/"}},)
+
+
+def _route_rules(spec: LLMDeploymentSpec, tracks: tuple[Track, ...], names: Names, traffic: TrafficSplit,
+                 canary_serving: bool, mirror: bool) -> tuple[RouteRuleView, ...]:
+    port = spec.engine.port
+    canary = spec.canary
+    rules = []
+    mirrored: BackendView | None = None
+    if canary is not None and canary_serving:
+        if canary.match:
+            rules.append(RouteRuleView(tuple(_route_match(m) for m in canary.match),
+                                       (BackendView(names.track_service("canary"), port, 100),), None))
+        if canary.mirror and mirror:
+            mirrored = BackendView(names.track_service("canary"), port, canary.mirror_percent)
+    weights = {"stable": traffic.stable, "canary": traffic.canary}
+    backends = tuple(BackendView(names.track_service(t), port, weights[t]) for t in tracks if weights[t] > 0)
+    rules.append(RouteRuleView(_EVERY_REQUEST, backends, mirrored))
+    return tuple(rules)
+
+
+def _route_match(match: HTTPMatch) -> JSON:
+    """An A/B match as Gateway API writes it (the CRD refused what it cannot say)."""
+    out: JSON = {}
+    if match.uri is not None:
+        kind, value = _string_match(match.uri, {"exact": "Exact", "prefix": "PathPrefix", "regex": "RegularExpression"})
+        out["path"] = {"type": kind, "value": value}
+    else:
+        out["path"] = {"type": "PathPrefix", "value": "/"}
+    for field_name, entries in (("headers", match.headers), ("queryParams", match.query_params)):
+        if entries:
+            out[field_name] = [dict(zip(("type", "value"), _string_match(m, _EXACT_OR_REGEX), strict=True), name=k)
+                               for k, m in sorted(entries.items())]
+    if match.method is not None and match.method.exact is not None:
+        out["method"] = match.method.exact
+    return out
+
+
+_EXACT_OR_REGEX = {"exact": "Exact", "regex": "RegularExpression"}
+
+
+def _string_match(match: StringMatch, types: dict[str, str]) -> tuple[str, str]:
+    for key, kind in types.items():
+        value = getattr(match, key)
+        if value is not None:
+            return kind, value
+    raise AssertionError("the CRD rules allow no other match")
+
+
+def _linkerd_annotations(spec: LLMDeploymentSpec) -> dict[str, str]:
+    """Linkerd's retries and timeout, which it reads from route annotations."""
+    traffic = spec.traffic
+    out = {"timeout.linkerd.io/request": f"{traffic.timeout_seconds}s"}
+    retries = traffic.retries
+    codes = [_LINKERD_RETRIES.get(c, c) for c in retries.retry_on.split(",") if c in _LINKERD_RETRIES or c.isdigit()]
+    if retries.attempts and codes:
+        out["retry.linkerd.io/http"] = ",".join(dict.fromkeys(codes))
+        out["retry.linkerd.io/limit"] = str(retries.attempts)
+        out["retry.linkerd.io/timeout"] = f"{retries.per_try_timeout_seconds}s"
+    return out

@@ -1,7 +1,7 @@
 """The `llmdeploy` command: serve the hook, or preview what it renders.
 
     llmdeploy serve [--host H] [--port P] [--workers N]
-    llmdeploy render -f CR.yaml [--observed FILE]   children on stdout (YAML), status on stderr (# comments)
+    llmdeploy render -f CR.yaml [--observed FILE] [--router R]   children on stdout (YAML), status on stderr
     llmdeploy crd                                   the CustomResourceDefinition, from the models
     llmdeploy templates check [DIR]                 try a template folder against the examples
 """
@@ -17,10 +17,11 @@ from typing import Any
 import yaml
 
 from hooks.api.crd import generate_crd
+from hooks.api.spec import ROUTER_NAMES
 from hooks.errors import LLMDeployError
 from hooks.settings import Settings
 from hooks.tools.render import render
-from hooks.tools.templates import DEFAULT_CONTROLLER, DEFAULT_EXAMPLES, check_folder
+from hooks.tools.templates import DEFAULT_EXAMPLES, check_folder
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8080
@@ -38,6 +39,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     preview = commands.add_parser("render", help="print the children a resource renders to, like helm template")
     preview.add_argument("-f", "--filename", type=Path, required=True, help="an LLMDeployment YAML file")
     preview.add_argument("--observed", type=Path, help="YAML/JSON of observed children (a stream or a List)")
+    preview.add_argument("--router", choices=ROUTER_NAMES,
+                         help="preview with this router (as spec.traffic.router), whatever is installed")
     commands.add_parser("crd", help="print the LLMDeployment CustomResourceDefinition")
     templates = commands.add_parser("templates", help="work with template folders")
     template_commands = templates.add_subparsers(dest="templates_command", required=True)
@@ -45,8 +48,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     check.add_argument("folder", nargs="?", type=Path, help="override folder (default: LLMDEPLOY_TEMPLATES_DIR)")
     check.add_argument("--examples", type=Path, default=DEFAULT_EXAMPLES, help="folder of example resources")
     check.add_argument("--controller", type=Path, default=None,
-                       help=f"the CompositeController whose childResources the templates must fit (a file or a "
-                            f"pipe; default {DEFAULT_CONTROLLER} when it exists)")
+                       help="the CompositeController whose childResources the templates must fit, as "
+                            "`kubectl kustomize` prints the install (a file or a pipe); its router parts say "
+                            "which routers the examples are rendered with")
     args = parser.parse_args(argv)
     if args.command == "crd":
         sys.stdout.write(crd_yaml())
@@ -57,7 +61,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _serve(settings, args.host, args.port, args.workers)
         if args.command == "templates":
             return _check_templates(settings, args.folder, args.examples, args.controller)
-        return render(settings, args.filename, args.observed)
+        return render(settings, args.filename, args.observed, args.router)
     except LLMDeployError as e:
         print(f"llmdeploy: {e}", file=sys.stderr)
         return 1
@@ -88,6 +92,8 @@ def _check_templates(settings: Settings, folder: Path | None, examples: Path, co
     report = check_folder(settings, folder, examples, controller)
     for line in report.rendered:
         print(f"OK {line}")
+    for line in report.skipped:
+        print(f"SKIP {line}")
     for line in report.warnings:
         print(f"WARNING {line}", file=sys.stderr)
     for line in report.errors:

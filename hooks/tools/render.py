@@ -3,6 +3,7 @@ steps as the hook: a render worker with its budget, and the clock for `now`."""
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
@@ -15,7 +16,7 @@ from hooks.core.sync import sync_through
 from hooks.edge.templates import read_sources
 from hooks.errors import RequestError
 from hooks.rendering.kubeyaml import load_all
-from hooks.settings import Settings
+from hooks.settings import ROUTERS, ChildSettings, Settings
 from hooks.workers.pool import worker_pool
 
 _DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
@@ -35,8 +36,9 @@ def read_objects(path: Path) -> list[Any]:
     return objects
 
 
-def render(settings: Settings, filename: Path, observed_file: Path | None) -> int:
-    """Children on stdout (YAML), the status on stderr as YAML comments; 1 when invalid."""
+def render(settings: Settings, filename: Path, observed_file: Path | None, router: str | None = None) -> int:
+    """Children on stdout (YAML), the status on stderr as YAML comments; 1 when invalid.
+    `router` previews the resource with that router, as if every router were installed."""
     resources = read_objects(filename)
     if len(resources) != 1 or not isinstance(resources[0], dict):
         raise RequestError(f"{filename} must hold exactly one LLMDeployment")
@@ -46,6 +48,13 @@ def render(settings: Settings, filename: Path, observed_file: Path | None) -> in
         raise RequestError(f"{filename}: metadata must be a mapping with at least a name")
     metadata.setdefault("namespace", "default")
     metadata.setdefault("generation", 1)
+    if router is not None:
+        spec = parent.get("spec")
+        traffic = spec.setdefault("traffic", {}) if isinstance(spec, dict) else None
+        if isinstance(traffic, dict):
+            traffic.pop("istio", None)
+            traffic["router"] = router
+        settings = dataclasses.replace(settings, children=dataclasses.replace(settings.children, routers=ROUTERS))
     children: dict[str, dict[str, Any]] = {}
     for obj in read_objects(observed_file) if observed_file else []:
         if isinstance(obj, dict):
@@ -55,7 +64,7 @@ def render(settings: Settings, filename: Path, observed_file: Path | None) -> in
     with worker_pool(settings, size=1) as workers:
         templates = workers.load(read_sources(settings.templates.folder))
         # No measurement is taken here: a rollout's status shows where it stands, not a new verdict.
-        result = sync_through(request, datetime.now(timezone.utc), settings.children,
+        result = sync_through(request, datetime.now(timezone.utc), _measuring_nothing(settings.children, parent),
                               lambda inputs: workers.desire(inputs, templates))
     yaml.dump_all(list(result.children), sys.stdout, Dumper=_DUMPER, sort_keys=False, explicit_start=True)
     sys.stdout.flush()
@@ -68,3 +77,15 @@ def render(settings: Settings, filename: Path, observed_file: Path | None) -> in
         print(f"llmdeploy: invalid LLMDeployment: {spec_valid['message']}", file=sys.stderr)
         return 1
     return 0
+
+
+def _measuring_nothing(children: ChildSettings, parent: dict[str, Any]) -> ChildSettings:
+    """The preview never measures, so the Prometheus the spec's analysis names counts as
+    configured: a spec is not refused offline for a provider only the cluster's hook knows."""
+    spec = parent.get("spec")
+    rollout = spec.get("rollout") if isinstance(spec, dict) else None
+    analysis = rollout.get("analysis") if isinstance(rollout, dict) else None
+    provider = analysis.get("provider", "default") if isinstance(analysis, dict) else None
+    if not isinstance(provider, str) or provider in children.analysis_providers:
+        return children
+    return dataclasses.replace(children, analysis_providers=tuple(sorted({provider, *children.analysis_providers})))

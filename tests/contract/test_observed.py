@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from hooks.contract.lastapplied import LAST_APPLIED_ANNOTATION
+from hooks.contract.observed import ObservedRoute
 from hooks.contract.request import parse_request
 
 from tests import metacontroller as mc
@@ -50,4 +51,4 @@ def test_children_are_ordered_whatever_the_map_keys() -> None:
     assert [(c.kind, c.name) for c in observed.children] == [
         ("Deployment", "llama3-stable"), ("Service", "llama3"), ("VirtualService", "llama3")]
     assert observed.service_ports == {"llama3": 9}
-    assert observed.route_weights == {"llama3": {"stable": 70, "canary": 30}}
+    assert observed.routes == {"llama3": ObservedRoute("istio", {"stable": 70, "canary": 30})}

@@ -14,7 +14,7 @@ from hooks.core.traffic import Availability, split_in_force
 from hooks.core.view import build_view
 from hooks.errors import SpecError
 from hooks.rendering.templateset import TemplateSet, shipped_templates_dir
-from hooks.settings import ChildSettings
+from hooks.settings import ROUTERS, ChildSettings
 
 PAYLOAD = 'x"\n  injected: true\nkind: Secret\n---\napiVersion: v1\nkind: Secret\nmetadata: {name: pwned}\n# '
 
@@ -110,19 +110,27 @@ def test_view_is_what_templates_see(templates: TemplateSet) -> None:
 
 
 def test_every_shipped_template_renders_from_a_view_alone(templates: TemplateSet) -> None:
-    """No template needs anything but the view (and the part of it it is given)."""
-    from hooks.core.exercise import EVERY_BRANCH
+    """No template needs anything but the view (and the part of it it is given), for every router."""
+    from hooks.core.exercise import EVERY_BRANCH, VARIANTS
 
-    valid = validate_resource("llama3", EVERY_BRANCH)
-    view = build_view(valid, track_specs(valid), split_in_force(valid, Availability(1, 1)), True,
-                      Names("llama3", "ml"), {}, {}, ChildSettings())
-    assert view.autoscaler is not None and view.routing is not None
-    contexts: dict[str, list[dict[str, Any]]] = {
-        "deployment.yaml": [{"track": t} for t in view.tracks], "service.yaml": [{}], "pdb.yaml": [{}],
-        "hpa.yaml": [{"autoscaler": view.autoscaler}], "destinationrule.yaml": [{"routing": view.routing}],
-        "virtualservice.yaml": [{"routing": view.routing}],
-    }
-    assert set(contexts) == set(CHILD_TEMPLATES)
-    rendered = [obj for name in CHILD_TEMPLATES for context in contexts[name]
-                for obj in templates.render(name, "ml", view=view, **context)]
-    assert rendered == render_children(view, templates)
+    used: set[str] = set()
+    for spec in (EVERY_BRANCH, *VARIANTS):
+        valid = validate_resource("llama3", spec)
+        view = build_view(valid, track_specs(valid), split_in_force(valid, Availability(1, 1)), True,
+                          Names("llama3", "ml"), {}, {}, ChildSettings(routers=ROUTERS))
+        contexts: dict[str, list[dict[str, Any]]] = {
+            "deployment.yaml": [{"track": t} for t in view.tracks], "service.yaml": [{}],
+            "track-service.yaml": [{"service": s} for s in view.track_services],
+            "hpa.yaml": [{"autoscaler": view.autoscaler}] if view.autoscaler else [],
+            "pdb.yaml": [{}] if view.disruption_budget else [],
+            "destinationrule.yaml": [{"routing": view.routing}] if view.routing else [],
+            "virtualservice.yaml": [{"routing": view.routing}] if view.routing else [],
+            "httproute.yaml": [{"route": r} for r in view.http_routes],
+            "ingress.yaml": [{"ingress": view.ingress}] if view.ingress else [],
+        }
+        assert set(contexts) == set(CHILD_TEMPLATES)
+        used |= {name for name, given in contexts.items() if given}
+        rendered = [obj for name in CHILD_TEMPLATES for context in contexts[name]
+                    for obj in templates.render(name, "ml", view=view, **context)]
+        assert rendered == render_children(view, templates)
+    assert used == set(CHILD_TEMPLATES)

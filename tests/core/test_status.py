@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from hooks.api.status import LLMDeploymentStatus
 from hooks.contract.lastapplied import Fingerprint
-from hooks.contract.observed import DeploymentCondition, Observed, ObservedDeployment
+from hooks.contract.observed import DeploymentCondition, Observed, ObservedDeployment, ObservedRoute
 from hooks.contract.request import PreviousCondition, PreviousStatus
 from hooks.core.naming import Names
 from hooks.core.plans import Plan, TrackPlan
@@ -76,7 +76,7 @@ def test_transition_times_hold_until_the_status_flips() -> None:
 
 def test_frozen_status_reports_what_the_kept_children_enforce() -> None:
     observed = Observed(deployments={"m-stable": live(1)}, service_ports={"m": 9000},
-                        route_weights={"m": {"stable": 80, "canary": 20}})
+                        routes={"m": ObservedRoute("istio", {"stable": 80, "canary": 20})})
     result = frozen_status(observed, Names("m", "ns"), PreviousStatus(models={"stable": "hf://o/m"}), WHEN, 2,
                            "Invalid", ["spec.replicas: must be greater than or equal to 0"])
     assert result.phase == "Invalid" and result.url == "http://m.ns.svc.cluster.local:9000"

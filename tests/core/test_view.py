@@ -86,7 +86,7 @@ def test_without_istio_the_split_is_the_ratio_of_available_replicas() -> None:
     spec = {"model": {"uri": "hf://o/m"}, "traffic": {"istio": False}, "canary": {"weight": 50}}
     view = view_of(spec, stable=3, canary=1)
     assert view.routing is None
-    assert (view.traffic.router, view.traffic.stable, view.traffic.canary) == ("service", 75, 25)
+    assert (view.traffic.router, view.traffic.stable, view.traffic.canary) == ("none", 75, 25)
 
 
 def test_gateways_keep_the_mesh_and_hosts_start_with_the_service() -> None:

@@ -39,6 +39,17 @@ def test_render_output_with_stderr_merged_is_still_a_valid_stream() -> None:
     assert "# status:" in merged
 
 
+def test_render_previews_a_rollout_without_the_clusters_prometheus() -> None:
+    """The preview never measures: the analysis provider the example names is not refused offline."""
+    import os
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LLMDEPLOY_")}
+    result = subprocess.run([CLI, "render", "-f", str(ROOT / "examples" / "progressive-rollout.yaml")],
+                            capture_output=True, text=True, timeout=60, check=False, env=env)
+    assert result.returncode == 0, result.stderr
+    assert [c["kind"] for c in yaml.safe_load_all(result.stdout)][0] == "Deployment"
+
+
 def test_render_of_an_invalid_resource_fails_with_the_errors(tmp_path: Path) -> None:
     bad = tmp_path / "bad.yaml"
     bad.write_text("apiVersion: serving.llmdeploy.io/v1alpha1\nkind: LLMDeployment\nmetadata: {name: x}\n"

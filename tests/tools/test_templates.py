@@ -7,14 +7,24 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
+from hooks.api.validation import validate_resource
 from hooks.settings import Settings
 from hooks.tools.templates import check_folder, plural
 
-from tests.conftest import ROOT
+from tests.conftest import EXAMPLES, ROOT
 from tests.test_customisation import CUSTOM
+from tests.test_install import INSTALLS, build, hook_settings
 
 CLI = str(Path(sys.executable).parent / "llmdeploy")
-BASE_CONTROLLER = ROOT / "metacontroller" / "base" / "compositecontroller.yaml"
+VARIANTS = [i for i in INSTALLS if "overlays" not in i]
+
+
+def built(install: str, into: Path) -> Path:
+    """The install as `kubectl kustomize` prints it, in a file."""
+    path = into / "install.yaml"
+    path.write_text(yaml.safe_dump_all(build(install)))
+    return path
 
 
 @pytest.mark.parametrize(("kind", "resource"), [("NetworkPolicy", "networkpolicies"), ("Service", "services"),
@@ -24,13 +34,29 @@ def test_plural(kind: str, resource: str) -> None:
     assert plural(kind) == resource
 
 
-def test_shipped_templates_fit_the_shipped_controller() -> None:
-    report = check_folder(Settings(), None, ROOT / "examples", BASE_CONTROLLER)
-    assert report.errors == [] and report.warnings == [] and len(report.rendered) >= 3
+@pytest.mark.parametrize("install", VARIANTS)
+def test_shipped_templates_fit_every_install(install: str, tmp_path: Path) -> None:
+    """Each example renders with the routers the install declares, or is skipped when it asks for another."""
+    report = check_folder(hook_settings(build(install)), None, ROOT / "examples", built(install, tmp_path))
+    assert report.errors == [] and report.warnings == []
+    rendered = {line.split(":")[0] for line in report.rendered if line.startswith(str(ROOT / "examples"))}
+    skipped = {line.split(":")[0] for line in report.skipped}
+    routers = {str(p): validate_resource("x", yaml.safe_load(p.read_text())["spec"]).traffic.router_in_use
+               for p in EXAMPLES}
+    http_routes = {"gateway-api", "linkerd"} if INSTALLS[install] & {"gateway-api", "linkerd"} else set()
+    assert rendered == {p for p, r in routers.items() if r in INSTALLS[install] | http_routes | {"none"}}
+    assert skipped == set(routers) - rendered
+    assert all("is not installed with this hook" in line for line in report.skipped)
 
 
-def test_an_undeclared_kind_is_a_warning() -> None:
-    report = check_folder(Settings(), CUSTOM, ROOT / "examples", BASE_CONTROLLER)
+def test_without_a_controller_kinds_are_not_compared() -> None:
+    report = check_folder(Settings(), None, ROOT / "examples", None)
+    assert report.errors == [] and report.warnings == ["no CompositeController given: kinds not compared "
+                                                       "(pass --controller <(kubectl kustomize your-install))"]
+
+
+def test_an_undeclared_kind_is_a_warning(tmp_path: Path) -> None:
+    report = check_folder(Settings(), CUSTOM, ROOT / "examples", built("metacontroller", tmp_path))
     assert report.errors == []
     assert any("NetworkPolicy (networking.k8s.io/v1)" in w and "networkpolicies" in w for w in report.warnings)
 
@@ -38,15 +64,18 @@ def test_an_undeclared_kind_is_a_warning() -> None:
 def test_cli_reports_file_and_line(tmp_path: Path) -> None:
     (tmp_path / "hpa.yaml").write_text("apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\n{{ view.oops }}\n")
     result = subprocess.run([CLI, "templates", "check", str(tmp_path), "--examples", str(ROOT / "examples"),
-                             "--controller", str(BASE_CONTROLLER)], capture_output=True, text=True, check=False)
+                             "--controller", str(built("metacontroller", tmp_path))],
+                            capture_output=True, text=True, check=False)
     assert result.returncode == 1
     assert "ERROR hpa.yaml:3: UndefinedError" in result.stderr
 
 
-def test_cli_passes_a_good_folder() -> None:
+def test_cli_passes_a_good_folder(tmp_path: Path) -> None:
     result = subprocess.run([CLI, "templates", "check", str(CUSTOM), "--examples", str(ROOT / "examples"),
-                             "--controller", str(BASE_CONTROLLER)], capture_output=True, text=True, check=False)
+                             "--controller", str(built("metacontroller", tmp_path))],
+                            capture_output=True, text=True, check=False)
     assert result.returncode == 0 and result.stdout.count("OK ") >= 3
+    assert "SKIP " in result.stdout and "router linkerd is not installed" in result.stdout
     assert "WARNING" in result.stderr and "networkpolicies" in result.stderr
 
 
@@ -71,4 +100,4 @@ def test_outside_the_repository_it_says_what_it_checked(tmp_path: Path) -> None:
     assert result.returncode == 0
     assert "OK the built-in check: every child template, every branch" in result.stdout
     assert "no example resources in examples (pass --examples)" in result.stderr
-    assert "no CompositeController at metacontroller/base/compositecontroller.yaml" in result.stderr
+    assert "no CompositeController given: kinds not compared" in result.stderr
