@@ -239,9 +239,13 @@ def test_switching_routers_never_leaves_the_service_without_a_route(templates: T
     the same answer, so the Service is routed by exactly the new router after it."""
     cluster = mc.Cluster()
     generation = 1
+    pods: dict[str, Any] = {}
     for router in ORDER:
         spec = spec_for(router, "internal")
         result = reconcile(cluster, spec, templates, generation)
+        for track in ("stable", "canary"):  # a switch restarts no model pod
+            template = cluster.objects["Deployment", f"llama3-{track}"]["spec"]["template"]
+            assert pods.setdefault(track, template) == template
         assert routes_to_the_service(cluster) == (set() if router == "none" else {router})
         assert result.status.as_json()["traffic"]["router"] == router
         assert ("Service", "llama3") in cluster.objects
