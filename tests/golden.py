@@ -28,15 +28,6 @@ CORPUS_SIZE = 80
 JSON = dict[str, Any]
 
 
-def roll_out(cluster: mc.Cluster) -> None:
-    """What the Deployment controller does: bring every Deployment's pods up to date."""
-    for (kind, _), obj in cluster.objects.items():
-        if kind == "Deployment":
-            n = obj["spec"].get("replicas", 1)
-            obj["status"] = {"observedGeneration": obj["metadata"]["generation"], "replicas": n,
-                             "readyReplicas": n, "availableReplicas": n, "updatedReplicas": n}
-
-
 def scenarios(name: str, parent: JSON, answer: Any) -> Iterator[tuple[str, JSON]]:
     """A resource new, then after each of two applied answers with its pods rolled out, then
     with an invalid spec and paused over those children; `answer(request) -> (code, body)`."""
@@ -53,7 +44,7 @@ def scenarios(name: str, parent: JSON, answer: Any) -> Iterator[tuple[str, JSON]
             return
         decoded = json.loads(body)
         cluster.apply(decoded["children"])
-        roll_out(cluster)
+        cluster.roll_out()
         status = decoded["status"]
     stalled = cluster.observed()
     for obj in stalled:

@@ -137,6 +137,14 @@ class Cluster:
     def observed(self) -> list[JSON]:
         return [copy.deepcopy(o) for o in self.objects.values()]
 
+    def roll_out(self) -> None:
+        """What the Deployment controller does: every Deployment's pods up to date and available."""
+        for (kind, _), obj in self.objects.items():
+            if kind == "Deployment":
+                n = obj["spec"].get("replicas", 1)
+                obj["status"] = {"observedGeneration": obj["metadata"]["generation"], "replicas": n,
+                                 "readyReplicas": n, "availableReplicas": n, "updatedReplicas": n}
+
     def apply(self, desired: Sequence[JSON]) -> None:
         """One reconcile: delete what is not desired, create or update the rest."""
         wanted = {(d["kind"], d["metadata"]["name"]): d for d in desired}

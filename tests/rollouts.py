@@ -118,7 +118,7 @@ class Rollout:
                 live["spec"]["replicas"] = self.hpa_replicas
                 live["metadata"]["generation"] += 1
         if self.kubernetes:
-            roll_out(self.cluster)
+            self.cluster.roll_out()
         self.status = result.status.as_json()
         step = Step(self.now, result, self.status, {name: copy.deepcopy(obj) for (kind, name), obj
                                                     in self.cluster.objects.items() if kind == "Deployment"})
@@ -150,14 +150,11 @@ class Rollout:
         self.sync()
         return self.sync()
 
-
-def roll_out(cluster: mc.Cluster) -> None:
-    """The Deployment controller: every Deployment's pods up to date and available."""
-    for (kind, _), obj in cluster.objects.items():
-        if kind == "Deployment":
-            n = obj["spec"].get("replicas", 1)
-            obj["status"] = {"observedGeneration": obj["metadata"]["generation"], "replicas": n,
-                             "readyReplicas": n, "availableReplicas": n, "updatedReplicas": n}
+    def canary_at(self, weight: int, revision: str = "2") -> Step:
+        """Deployed, then a new revision rolled out until its canary gets `weight` percent."""
+        self.deployed()
+        self.new_revision(revision)
+        return self.run(lambda s: s.rollout.get("weight") == weight)
 
 
 def check_invariants(before: dict[str, JSON], step: Step, previous: Step | None,

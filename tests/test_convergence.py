@@ -22,15 +22,6 @@ def reconcile(cluster: mc.Cluster, spec: dict[str, Any], templates: TemplateSet,
     return result.status.as_json()
 
 
-def roll_out(cluster: mc.Cluster) -> None:
-    """What the Deployment controller does: bring every Deployment's pods up to date."""
-    for (kind, _), obj in cluster.objects.items():
-        if kind == "Deployment":
-            n = obj["spec"].get("replicas", 1)
-            obj["status"] = {"observedGeneration": obj["metadata"]["generation"], "replicas": n,
-                             "readyReplicas": n, "availableReplicas": n, "updatedReplicas": n}
-
-
 def hpa_scales_to(cluster: mc.Cluster, replicas: int) -> None:
     live = cluster.objects["Deployment", "llama3-stable"]
     live["spec"]["replicas"] = replicas
@@ -40,9 +31,9 @@ def hpa_scales_to(cluster: mc.Cluster, replicas: int) -> None:
 def test_third_sync_changes_nothing(templates: TemplateSet) -> None:
     cluster = mc.Cluster()
     reconcile(cluster, SCALED, templates)
-    roll_out(cluster)
+    cluster.roll_out()
     reconcile(cluster, SCALED, templates)  # the canary is up: routes change once
-    roll_out(cluster)
+    cluster.roll_out()
     writes = cluster.writes
     status = reconcile(cluster, SCALED, templates)
     assert cluster.writes == writes
@@ -53,9 +44,9 @@ def test_hpa_replicas_are_never_reverted(templates: TemplateSet) -> None:
     cluster = mc.Cluster()
     for _ in range(2):
         reconcile(cluster, SCALED, templates)
-        roll_out(cluster)
+        cluster.roll_out()
     hpa_scales_to(cluster, 5)
-    roll_out(cluster)
+    cluster.roll_out()
     writes = cluster.writes
     for _ in range(3):
         status = reconcile(cluster, SCALED, templates)
@@ -68,7 +59,7 @@ def test_a_spec_change_is_applied_once_then_settles(templates: TemplateSet) -> N
     cluster = mc.Cluster()
     for _ in range(2):
         reconcile(cluster, SCALED, templates)
-        roll_out(cluster)
+        cluster.roll_out()
     changed = {**SCALED, "model": {"uri": "hf://org/model", "revision": "v2"}}
     generation = cluster.objects["Deployment", "llama3-stable"]["metadata"]["generation"]
     status = reconcile(cluster, changed, templates, generation=2)
@@ -76,7 +67,7 @@ def test_a_spec_change_is_applied_once_then_settles(templates: TemplateSet) -> N
     live = cluster.objects["Deployment", "llama3-stable"]
     assert live["metadata"]["generation"] == generation + 1
     assert "--revision=v2" in live["spec"]["template"]["spec"]["containers"][0]["args"]
-    roll_out(cluster)
+    cluster.roll_out()
     writes = cluster.writes
     assert reconcile(cluster, changed, templates, generation=2)["phase"] == "Ready"
     assert cluster.writes == writes
@@ -86,7 +77,7 @@ def test_invalid_edit_then_fix_never_loses_a_child(templates: TemplateSet) -> No
     cluster = mc.Cluster()
     for _ in range(2):
         reconcile(cluster, SCALED, templates)
-        roll_out(cluster)
+        cluster.roll_out()
     before = set(cluster.objects)
     status = reconcile(cluster, {**SCALED, "canary": {"weight": 250}}, templates, generation=2)
     assert status["phase"] == "Invalid" and set(cluster.objects) == before

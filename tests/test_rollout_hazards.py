@@ -14,7 +14,7 @@ from hooks.core.rollout import PROMOTE_ANNOTATION
 from hooks.rendering.templateset import TemplateSet
 
 from tests import metacontroller as mc
-from tests.rollouts import CANARY, STABLE, Rollout, canary_spec, roll_out, values
+from tests.rollouts import CANARY, STABLE, Rollout, canary_spec, values
 from tests.syncing import run_sync
 
 
@@ -76,9 +76,7 @@ def test_step_change_weight_does_not_flap_to_zero(rollout: Rollout) -> None:
     """At a step change the canary is scaled (1 -> 2 replicas): its generation goes up. The
     very next sync, before the Deployment controller has observed it, must not take the
     canary's weight back to 0."""
-    rollout.deployed()
-    rollout.new_revision("2")
-    rollout.run(lambda s: s.rollout.get("weight") == 10)
+    rollout.canary_at(10)
     weights = []
     for _ in range(40):
         rollout.now += timedelta(seconds=60)
@@ -105,9 +103,7 @@ def test_hpa_scale_does_not_flap_canary_weight(templates: TemplateSet) -> None:
     spec.pop("replicas")
     spec["autoscaling"] = {"minReplicas": 2, "maxReplicas": 10}
     r = Rollout(templates, spec, hpa_replicas=6)
-    r.deployed()
-    r.new_revision("2")
-    r.run(lambda s: s.rollout.get("weight") == 50)
+    r.canary_at(50)
     r.hpa_replicas = 8
     r.kubernetes = False
     r.now += timedelta(seconds=5)
@@ -123,9 +119,7 @@ def test_hpa_scale_does_not_flap_canary_weight(templates: TemplateSet) -> None:
 def test_step_weight_waits_for_the_steps_capacity(rollout: Rollout) -> None:
     """canaryReplicas auto: 'a 50% step really has half the capacity'. The 50% weight must not
     be in force while the canary has 1 of its 2 replicas available."""
-    rollout.deployed()
-    rollout.new_revision("2")
-    rollout.run(lambda s: s.rollout.get("weight") == 10)
+    rollout.canary_at(10)
     for _ in range(40):
         rollout.now += timedelta(seconds=60)
         rollout.kubernetes = False
@@ -140,9 +134,7 @@ def test_step_weight_waits_for_the_steps_capacity(rollout: Rollout) -> None:
 
 
 def test_promote_at_first_step_does_not_jump_weight_beyond_capacity(rollout: Rollout) -> None:
-    rollout.deployed()
-    rollout.new_revision("2")
-    rollout.run(lambda s: s.rollout.get("weight") == 10)
+    rollout.canary_at(10)
     rollout.kubernetes = False
     rollout.annotations[PROMOTE_ANNOTATION] = "true"
     rollout.now += timedelta(seconds=10)
@@ -197,9 +189,7 @@ def test_canary_losing_its_pods_does_not_advance_steps_without_traffic(templates
     spec = canary_spec(steps=[{"weight": 10, "pauseSeconds": 120}])
     del spec["rollout"]["analysis"]
     r = Rollout(templates, spec, measure=None)
-    r.deployed()
-    r.new_revision("2")
-    r.run(lambda s: s.rollout.get("weight") == 10)
+    r.canary_at(10)
     r.kubernetes = False
     live = r.cluster.objects["Deployment", CANARY]
     live["status"] = {**live["status"], "availableReplicas": 0, "readyReplicas": 0}
@@ -215,9 +205,7 @@ def test_stable_deleted_by_hand_comes_back_from_the_spec_while_the_canary_serves
     """The stable deleted by hand at step 1 (10%): its old pod template went with it, so it is
     created again from the spec (the README says so); the canary keeps its pods and traffic
     until the new stable is rolled out, and only then drains."""
-    rollout.deployed()
-    rollout.new_revision("2")
-    rollout.run(lambda s: s.rollout.get("weight") == 10)
+    rollout.canary_at(10)
     del rollout.cluster.objects["Deployment", STABLE]
     rollout.kubernetes = False
     raw_sync(rollout, rollout.status)
@@ -228,7 +216,7 @@ def test_stable_deleted_by_hand_comes_back_from_the_spec_while_the_canary_serves
         result = raw_sync(rollout, rollout.status)
         assert ("Deployment", CANARY) in rollout.cluster.objects and canary_weight(result) > 0
     rollout.kubernetes = True
-    roll_out(rollout.cluster)
+    rollout.cluster.roll_out()
     finished = rollout.run(lambda s: CANARY not in s.deployments, every=10)
     assert finished.weights() == {"stable": 100}
 

@@ -200,11 +200,7 @@ def reconcile(cluster: mc.Cluster, spec: dict[str, Any], templates: TemplateSet,
     result = run_sync(mc.request(mc.parent(spec, generation=generation), cluster.observed()), templates, ALL)
     assert result.outcome == "ok", result.status
     cluster.apply(result.children)
-    for (kind, _), obj in cluster.objects.items():
-        if kind == "Deployment":
-            n = obj["spec"].get("replicas", 1)
-            obj["status"] = {"observedGeneration": obj["metadata"]["generation"], "replicas": n,
-                             "readyReplicas": n, "availableReplicas": n, "updatedReplicas": n}
+    cluster.roll_out()
     return result
 
 

@@ -23,7 +23,7 @@ from hooks.workers.renderer import LocalRenderer
 from tests import metacontroller as mc
 from tests.conftest import HookServer
 from tests.promserver import PrometheusServer, counter, histogram
-from tests.rollouts import START, canary_spec, roll_out
+from tests.rollouts import START, canary_spec
 
 JSON = dict[str, Any]
 STEPS = [{"weight": 50, "pauseSeconds": 0}]
@@ -44,7 +44,7 @@ class Cluster:
         parent = mc.parent(self.spec, generation=generation, status=self.status)
         body: JSON = self.sync(mc.request(parent, self.cluster.observed()))
         self.cluster.apply(body["children"])
-        roll_out(self.cluster)
+        self.cluster.roll_out()
         self.status = body["status"]
         return body
 
@@ -144,7 +144,7 @@ def test_a_hanging_prometheus_delays_no_other_resource() -> None:
                 body = await sync(mc.request(mc.parent(spec, generation=generation, status=status),
                                              cluster.observed()))
                 cluster.apply(body["children"])
-                roll_out(cluster)
+                cluster.roll_out()
                 status = body["status"]
             assert status is not None and status["rollout"]["weight"] == 50
             clock[0] = START + timedelta(seconds=11)  # a measurement is due
