@@ -168,6 +168,15 @@ def test_ingress_streams(templates: TemplateSet) -> None:
     assert annotations["nginx.ingress.kubernetes.io/proxy-read-timeout"] == "3600", "the user's annotation wins"
 
 
+@pytest.mark.parametrize("router", ["istio", "gateway-api", "linkerd", "none"])
+def test_ingress_sends_to_the_service_address_so_the_router_splits(router: str, templates: TemplateSet) -> None:
+    """ingress-nginx picks pod endpoints itself unless told otherwise, which would bypass the
+    mesh's split and A/B matches; with no router there is no split to keep."""
+    ingress = find(answer(spec_for(router, "ingress"), templates).children, "Ingress", "llama3")
+    upstream = ingress["metadata"]["annotations"].get("nginx.ingress.kubernetes.io/service-upstream")
+    assert upstream == (None if router == "none" else "true")
+
+
 def test_istio_exposure_adds_the_gateway_and_host(templates: TemplateSet) -> None:
     vs = find(answer(spec_for("istio", "istio"), templates).children, "VirtualService", "llama3")
     assert vs["spec"]["hosts"] == ["llama3", "llama3.example.com"]
@@ -176,7 +185,10 @@ def test_istio_exposure_adds_the_gateway_and_host(templates: TemplateSet) -> Non
 
 @pytest.mark.parametrize(("spec", "installed", "message"), [
     (spec_for("linkerd", "internal"), ("istio",), "spec.traffic.router: router linkerd is not installed"),
-    ({"model": {"uri": "hf://org/model"}}, (), "spec.traffic.istio: router istio is not installed"),
+    ({"model": {"uri": "hf://org/model"}}, (),
+     "spec.traffic.router: router istio (traffic.router unset means istio) is not installed with this hook "
+     "(installed: none; LLMDEPLOY_ROUTERS and the CompositeController's child types say which): set "
+     "traffic.router to none"),
     (spec_for("istio", "gateway"), ("istio",), "spec.expose.via: gateway needs Gateway API HTTPRoutes"),
 ])
 def test_a_router_the_install_lacks_is_refused_and_children_are_kept(

@@ -58,6 +58,11 @@ RESOURCE_RULES = (
          "leave room for the children's names and label values", ".metadata.name"),
     Rule(f"self.metadata.name.matches(r'{NAME_PATTERN}')", "must be a DNS label: lowercase letters, digits and "
          "'-', starting with a letter (it names a Service)", ".metadata.name"),
+    Rule("!self.metadata.name.endsWith('-stable') && !self.metadata.name.endsWith('-canary') && "
+         "!self.metadata.name.endsWith('-external')",
+         "must not end in -stable, -canary or -external: the resource N names its track Services N-stable and "
+         "N-canary and its external route N-external, which would be this resource's own Service or route",
+         ".metadata.name"),
 )
 # Generation, requests and retries take minutes; a day bounds what any of them may ask for.
 MAX_REQUEST_SECONDS = 86400
@@ -272,7 +277,8 @@ class StringMatch(SpecModel):
 
 class HTTPMatch(SpecModel):
     cel_rules = (
-        Rule("has(self.headers) || has(self.uri) || has(self.queryParams) || has(self.method)",
+        Rule("(has(self.headers) && size(self.headers) > 0) || has(self.uri) || "
+             "(has(self.queryParams) && size(self.queryParams) > 0) || has(self.method)",
              "a match must name headers, uri, queryParams or method (an empty match takes all traffic)"),
         Rule(f"!has(self.headers) || self.headers.all(k, k.matches(r'{HEADER_PATTERN}'))",
              "header names must be lowercase letters, digits, '-' and '_'", ".headers"),
@@ -364,6 +370,11 @@ class Expose(SpecModel):
              "via gateway and istio name a gateway; via ingress does not", ".gateway"),
         Rule("self.via == 'ingress' || (!has(self.className) && !has(self.tls))",
              "className and tls are the Ingress's (a Gateway terminates TLS on its listener)", ".via"),
+        qualified_keys("annotations", "annotation"),
+        Rule("!self.host.matches(r'^[0-9.]+$')", "must be a DNS name, not an IP address", ".host"),
+        Rule("!has(self.className) || !has(self.annotations) || !('kubernetes.io/ingress.class' in self.annotations)",
+             "className and the kubernetes.io/ingress.class annotation cannot both be set: use className",
+             ".annotations"),
         Rule("self.via != 'istio' || ((!has(self.gateway) || !has(self.gateway.sectionName)) && "
              "(!has(self.annotations) || size(self.annotations) == 0))",
              "an Istio Gateway is named on the VirtualService: sectionName and annotations do not apply",
@@ -532,6 +543,7 @@ _ENGINE_CHECK_RULES = tuple(_engine_check_rule(e) for e in ENGINE_CHECKS if ENGI
 # external route on a Gateway (with router none, that route sends everything to the Service).
 _HTTP_ROUTER = (f"({ROUTER_CEL} in {list(HTTP_ROUTE_ROUTERS)} || ({ROUTER_CEL} != 'none' && has(self.expose) && "
                 "self.expose.via == 'gateway'))")
+_GATEWAY_NAME_CHARS = r"^[A-Za-z0-9!#$%&'*+\-.^_`|~]+$"  # Gateway API's HTTPHeaderName
 _GATEWAY_PATH_CHARS = r"^(?:[-A-Za-z0-9/._~!$&'()*+,;=:@]|[%][0-9a-fA-F]{2})+$"
 HTTP_METHODS = ["GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH"]
 # What an HTTPRoute match can say: exact or regex headers and query
@@ -551,6 +563,11 @@ _HTTP_ROUTE_MATCH_RULES = (
          f"v.matches(r\"{_GATEWAY_PATH_CHARS}\"))))",
          "an HTTPRoute matches a uri exact or prefix that is an absolute, normalised path (or a regex)",
          ".canary.match"),
+    Rule(f"!has(self.canary) || !has(self.canary.match) || !({_HTTP_ROUTER}) || self.canary.match.all(m, "
+         f"(!has(m.headers) || m.headers.all(k, size(k) <= 256)) && (!has(m.queryParams) || "
+         f"m.queryParams.all(k, size(k) <= 256 && k.matches(r\"{_GATEWAY_NAME_CHARS}\"))))",
+         "an HTTPRoute matches header and query parameter names of at most 256 characters; query parameter names "
+         "are letters, digits and !#$%&'*+-.^_`|~", ".canary.match"),
     Rule(f"!has(self.canary) || !has(self.canary.match) || !({_HTTP_ROUTER}) || self.canary.match.all(m, !has(m.method) || "
          f"(has(m.method.exact) && m.method.exact in {HTTP_METHODS}))",
          f"an HTTPRoute matches a method exactly, one of {', '.join(HTTP_METHODS)}", ".canary.match"),

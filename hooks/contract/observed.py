@@ -76,8 +76,8 @@ class ObservedDeployment:
 
 @dataclass(frozen=True)
 class ObservedRoute:
-    """The default rule of a route (a VirtualService, or an HTTPRoute other than `N-external`):
-    percent per track, and the router whose route it is."""
+    """The default rule of a mesh route (a VirtualService, or an HTTPRoute on a Service, not
+    one on a Gateway such as `N-external`): percent per track, and the router whose route it is."""
 
     router: RouteWriter
     weights: dict[str, int]
@@ -124,7 +124,7 @@ def read_observed(objects: list[tuple[str, str, str, JSON]]) -> Observed:
                 routes[name] = ObservedRoute("istio", weights)
         elif kind == "HTTPRoute" and api_version.startswith("gateway.networking.k8s.io/"):
             weights = _default_rule_weights(spec)
-            if weights is not None and not name.endswith("-external"):
+            if weights is not None and not _on_gateways_only(spec):  # a mesh route, not an external one
                 linkerd = isinstance(annotations, dict) and any(k.endswith(".linkerd.io/request") for k in annotations)
                 routes[name] = ObservedRoute("linkerd" if linkerd else "gateway-api", weights)
     return Observed(tuple(children), deployments, ports, routes)
@@ -169,6 +169,11 @@ def _first_port(spec: JSON) -> int | None:
     ports = spec.get("ports")
     port = ports[0].get("port") if isinstance(ports, list) and ports and isinstance(ports[0], dict) else None
     return port if isinstance(port, int) and not isinstance(port, bool) else None
+
+
+def _on_gateways_only(spec: JSON) -> bool:
+    parents = [p for p in _list(spec.get("parentRefs")) if isinstance(p, dict)]
+    return bool(parents) and all(p.get("kind", "Gateway") == "Gateway" for p in parents)
 
 
 def _default_rule_weights(spec: JSON) -> dict[str, int] | None:

@@ -130,9 +130,10 @@ def router_missing(spec: LLMDeploymentSpec, settings: ChildSettings) -> str | No
     installed = ", ".join(settings.routers) or "none"
     router = spec.traffic.router_in_use
     if router != "none" and router not in settings.routers:
-        field = "spec.traffic.router" if spec.traffic.router is not None else "spec.traffic.istio"
-        return (f"{field}: router {router} is not installed with this hook (installed: {installed}; "
-                f"LLMDEPLOY_ROUTERS and the CompositeController's child types say which)")
+        unset = " (traffic.router unset means istio)" if spec.traffic.router is None else ""
+        return (f"spec.traffic.router: router {router}{unset} is not installed with this hook (installed: "
+                f"{installed}; LLMDEPLOY_ROUTERS and the CompositeController's child types say which): set "
+                f"traffic.router to {' or '.join((*settings.routers, 'none'))}")
     if spec.expose is not None and spec.expose.via == "gateway" and not settings.http_routes:
         return (f"spec.expose.via: gateway needs Gateway API HTTPRoutes, which this install does not declare "
                 f"(installed routers: {installed}; install the gateway-api or linkerd part)")

@@ -494,6 +494,9 @@ INGRESS_STREAMING_ANNOTATIONS = ("nginx.ingress.kubernetes.io/proxy-buffering", 
                                  "nginx.ingress.kubernetes.io/proxy-send-timeout",
                                  "nginx.ingress.kubernetes.io/proxy-body-size")
 INGRESS_BODY_SIZE = "32m"  # long prompts; ingress-nginx refuses more than 1m by default
+# ingress-nginx sends to pod endpoints itself, past any mesh route; to the Service's address
+# instead, a meshed controller's requests get the router's split and A/B matches.
+INGRESS_SERVICE_UPSTREAM = "nginx.ingress.kubernetes.io/service-upstream"
 GATEWAY_GROUP = "gateway.networking.k8s.io"
 # Envoy retry conditions Linkerd has an HTTP status for; the others have no Linkerd equivalent.
 _LINKERD_RETRIES = {"5xx": "5xx", "gateway-error": "gateway-error"}
@@ -505,6 +508,8 @@ def _ingress(spec: LLMDeploymentSpec, names: Names) -> IngressView:
     timeout = str(spec.traffic.timeout_seconds)
     defaults = dict(zip(INGRESS_STREAMING_ANNOTATIONS, ("off", "off", timeout, timeout, INGRESS_BODY_SIZE),
                         strict=True))
+    if spec.traffic.router_in_use != "none":
+        defaults[INGRESS_SERVICE_UPSTREAM] = "true"
     return IngressView(names.ingress, expose.class_name, expose.host,
                        expose.tls.secret_name if expose.tls else None, {**defaults, **expose.annotations},
                        names.service, PORT_NAME)

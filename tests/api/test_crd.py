@@ -85,6 +85,23 @@ INVALID: list[tuple[dict[str, Any], str]] = [
     ({"model": {"uri": "hf://a/b"}, "canary": {"match": [{"headers": {"x-c": {"prefix": "a"}}}]},
       "expose": {"host": "m.example.com", "via": "gateway", "gateway": {"name": "public"}}},
      "spec.canary.match: an HTTPRoute matches headers and query parameters by a non-empty exact value"),
+    ({"model": {"uri": "hf://a/b"}, "canary": {"match": [{"headers": {}}]}},
+     "spec.canary.match[0]: a match must name headers, uri, queryParams or method (an empty match takes all traffic)"),
+    ({"model": {"uri": "hf://a/b"}, "canary": {"match": [{"queryParams": {}, "headers": {}}]}},
+     "spec.canary.match[0]: a match must name headers, uri, queryParams or method (an empty match takes all traffic)"),
+    ({"model": {"uri": "hf://a/b"}, "traffic": {"router": "gateway-api"},
+      "canary": {"match": [{"queryParams": {"user[id]": {"exact": "1"}}}]}},
+     "spec.canary.match: an HTTPRoute matches header and query parameter names of at most 256 characters"),
+    ({"model": {"uri": "hf://a/b"}, "traffic": {"router": "linkerd"},
+      "canary": {"match": [{"headers": {"x" * 257: {"exact": "1"}}}]}},
+     "spec.canary.match: an HTTPRoute matches header and query parameter names of at most 256 characters"),
+    ({"model": {"uri": "hf://a/b"}, "expose": {"host": "m.example.com", "annotations": {"a b": "1"}}},
+     "spec.expose.annotations: annotation keys must be qualified names"),
+    ({"model": {"uri": "hf://a/b"}, "expose": {"host": "10.1.2.3"}},
+     "spec.expose.host: must be a DNS name, not an IP address"),
+    ({"model": {"uri": "hf://a/b"}, "expose": {"host": "m.example.com", "className": "nginx",
+                                                "annotations": {"kubernetes.io/ingress.class": "nginx"}}},
+     "spec.expose.annotations: className and the kubernetes.io/ingress.class annotation cannot both be set"),
     ({"model": {"uri": "hf://a/b"}, "traffic": {"router": "linkerd"},
       "canary": {"match": [{"queryParams": {"v": {"exact": ""}}}]}},
      "spec.canary.match: an HTTPRoute matches headers and query parameters by a non-empty exact value"),
@@ -223,11 +240,22 @@ def test_crd_schema_rejects_bad_values(spec: dict[str, Any], where: str) -> None
     assert problems and any(p.startswith(where) for p in problems), problems
 
 
-@pytest.mark.parametrize(("name", "ok"), [("a" * 45, True), ("a" * 46, False), ("1abc", False)])
+@pytest.mark.parametrize(("name", "ok"), [
+    ("a" * 45, True), ("a" * 46, False), ("1abc", False), ("chat-stable", False), ("chat-canary", False),
+    ("chat-external", False), ("stable", True), ("canary-chat", True), ("chat-stables", True)])
 def test_name_rules(name: str, ok: bool) -> None:
-    problems = admission_problems(resource({"model": {"uri": "hf://a/b"}}, name=name))
+    """The CRD and the hook agree; a name ending like another resource's track Service or
+    external route is refused, so that two resources never render the same child."""
+    spec = {"model": {"uri": "hf://a/b"}}
+    problems = admission_problems(resource(spec, name=name))
     assert (problems == []) == ok
     assert all(p.startswith("metadata.name: ") for p in problems)
+    try:
+        validate_resource(name, spec)
+        hook_problems: list[str] = []
+    except SpecError as e:
+        hook_problems = list(e.errors)
+    assert hook_problems == problems
 
 
 def test_defaults_make_the_cel_rules_evaluable() -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from hooks.contract.lastapplied import LAST_APPLIED_ANNOTATION
 from hooks.contract.observed import ObservedRoute
 from hooks.contract.request import parse_request
@@ -52,3 +54,17 @@ def test_children_are_ordered_whatever_the_map_keys() -> None:
         ("Deployment", "llama3-stable"), ("Service", "llama3"), ("VirtualService", "llama3")]
     assert observed.service_ports == {"llama3": 9}
     assert observed.routes == {"llama3": ObservedRoute("istio", {"stable": 70, "canary": 30})}
+
+
+def test_routes_on_a_gateway_are_not_the_mesh_split_whatever_their_name() -> None:
+    def route(name: str, parent: dict[str, str], canary: int) -> dict[str, Any]:
+        return {"apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute", "metadata": {"name": name},
+                "spec": {"parentRefs": [parent], "rules": [{"backendRefs": [
+                    {"name": "llama3-stable", "port": 8000, "weight": 100 - canary},
+                    {"name": "llama3-canary", "port": 8000, "weight": canary}]}]}}
+
+    external = route("llama3", {"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "public"}, 50)
+    mesh = route("llama3-external", {"group": "", "kind": "Service", "name": "llama3"}, 20)
+    for routes, expected in (([external], {}), ([mesh], {"llama3-external": ObservedRoute(
+            "gateway-api", {"stable": 80, "canary": 20})})):
+        assert parse_request(mc.request(mc.parent({}), routes)).observed.routes == expected
