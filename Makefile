@@ -3,6 +3,7 @@ VENV   ?= .venv
 HOST   ?= 127.0.0.1
 PORT   ?= 8080
 BIN    := $(VENV)/bin
+MLFLOW_VENV := .venv-mlflow
 
 .PHONY: run test test-tools crd bench clean
 
@@ -16,12 +17,17 @@ run: $(BIN)/llmdeploy
 	$(BIN)/llmdeploy serve --host $(HOST) --port $(PORT)
 
 # prometheus and promtool for tests/promserver.py: installed when missing, if run as root where apt-get is.
+# mlflow for tests/mlflowserver.py: installed when missing into its own venv (it is large and pins
+# many packages, so it stays out of $(VENV)).
 # Never fails by itself: without them those tests skip (or fail, under CI=true).
 test-tools:
 	@command -v prometheus >/dev/null && command -v promtool >/dev/null || \
 	  { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && apt-get update -qq && \
 	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus; } || \
 	  echo "test-tools: prometheus/promtool are not installed; the tests that need them skip (fail under CI=true)"
+	@[ -x $(MLFLOW_VENV)/bin/mlflow ] || \
+	  { $(PYTHON) -m venv $(MLFLOW_VENV) && $(MLFLOW_VENV)/bin/pip install --quiet mlflow==3.17.2; } || \
+	  echo "test-tools: mlflow is not installed in $(MLFLOW_VENV); the tests that need it skip (fail under CI=true)"
 
 test: $(BIN)/llmdeploy test-tools
 	$(BIN)/ruff check hooks tests bench
@@ -37,4 +43,4 @@ crd: $(BIN)/llmdeploy
 	$(BIN)/llmdeploy crd > crds/llmdeployments.serving.llmdeploy.io.yaml
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis .import_linter_cache
+	rm -rf $(VENV) $(MLFLOW_VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis .import_linter_cache

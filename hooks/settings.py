@@ -152,6 +152,30 @@ class AnalysisSettings:
                                   f"without query or fragment, not {url!r}")
 
 
+DEFAULT_REGISTRY_REFRESH_SECONDS = 60.0
+DEFAULT_REGISTRY_TIMEOUT_SECONDS = 3.0
+
+
+@dataclass(frozen=True)
+class RegistrySettings:
+    """The MLflow model registry the hook resolves `models:/name@alias` with, and its
+    credentials: the hook's configuration (never a resource's)."""
+
+    tracking_uri: str | None = None
+    token: str | None = None  # MLFLOW_TRACKING_TOKEN: a bearer token
+    username: str | None = None  # MLFLOW_TRACKING_USERNAME and _PASSWORD: basic auth
+    password: str | None = None
+    refresh_seconds: float = DEFAULT_REGISTRY_REFRESH_SECONDS  # how long a resolution is reused
+    timeout_seconds: float = DEFAULT_REGISTRY_TIMEOUT_SECONDS
+
+    def __post_init__(self) -> None:
+        if self.tracking_uri is not None and not _BASE_URL.match(self.tracking_uri):
+            raise ConfigError("LLMDEPLOY_MLFLOW_TRACKING_URI must be http(s)://host[:port][/path], without "
+                              f"credentials, query or fragment, not {self.tracking_uri!r}")
+        if (self.username is None) != (self.password is None):
+            raise ConfigError("MLFLOW_TRACKING_USERNAME and MLFLOW_TRACKING_PASSWORD go together")
+
+
 _PROVIDER_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 _BASE_URL = re.compile(r"^https?://[^\s/?#@]+(/[^\s?#]*)?$")
 
@@ -178,6 +202,7 @@ class Settings:
     render: RenderSettings = field(default_factory=RenderSettings)
     analysis: AnalysisSettings = field(default_factory=AnalysisSettings)
     logging: LogSettings = field(default_factory=LogSettings)
+    registry: RegistrySettings = field(default_factory=RegistrySettings)
 
     def __post_init__(self) -> None:
         if set(self.children.analysis_providers) != set(self.analysis.providers):
@@ -233,6 +258,14 @@ class Settings:
             ),
             logging=LogSettings(level=env.get("LLMDEPLOY_LOG_LEVEL") or "INFO",
                                 format=env.get("LLMDEPLOY_LOG_FORMAT") or "auto"),
+            registry=RegistrySettings(
+                tracking_uri=(env.get("LLMDEPLOY_MLFLOW_TRACKING_URI") or "").strip().rstrip("/") or None,
+                token=env.get("MLFLOW_TRACKING_TOKEN") or None,
+                username=env.get("MLFLOW_TRACKING_USERNAME") or None,
+                password=env.get("MLFLOW_TRACKING_PASSWORD") or None,
+                refresh_seconds=_positive(env, "LLMDEPLOY_REGISTRY_REFRESH_SECONDS", DEFAULT_REGISTRY_REFRESH_SECONDS),
+                timeout_seconds=_positive(env, "LLMDEPLOY_REGISTRY_TIMEOUT_SECONDS", DEFAULT_REGISTRY_TIMEOUT_SECONDS),
+            ),
         )
 
 

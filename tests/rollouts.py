@@ -15,7 +15,7 @@ from hooks.api.spec import Rollout as RolloutSpec
 from hooks.core.facts import Measurement, QueryResult
 from hooks.core.naming import REVISION_LABEL
 from hooks.core.rollout import MeasurementPlan
-from hooks.core.sync import Measure, SyncResult
+from hooks.core.sync import Measure, Resolve, SyncResult
 from hooks.rendering.templateset import TemplateSet
 from hooks.settings import ChildSettings, Settings
 
@@ -102,6 +102,7 @@ class Rollout:
     history: list[Step] = field(default_factory=list)
     kubernetes: bool = True  # the Deployment controller brings pods up after every sync
     hpa_replicas: int | None = None  # the HPA's choice for the stable, when autoscaling
+    resolve: Resolve | None = None  # the model registry, for models:/name@alias
 
     def sync(self) -> Step:
         parent = mc.parent(self.spec, generation=self.generation, status=self.status)
@@ -109,7 +110,7 @@ class Rollout:
         before = {name: copy.deepcopy(obj) for (kind, name), obj in self.cluster.objects.items()
                   if kind == "Deployment"}
         result = run_sync(mc.request(parent, self.cluster.observed()), self.templates, self.settings, self.now,
-                          self.measure)
+                          self.measure, self.resolve)
         assert result.outcome == "ok", result.status
         self.cluster.apply(result.children)
         if self.hpa_replicas is not None and ("Deployment", STABLE) in self.cluster.objects:

@@ -11,7 +11,7 @@ from typing import Any
 from hooks.contract.request import parse_request
 from hooks.contract.response import encode_response
 from hooks.core.desired import desire
-from hooks.core.sync import Measure, SyncResult, sync_through
+from hooks.core.sync import Measure, Resolve, SyncResult, sync_through
 from hooks.edge.templates import read_sources
 from hooks.rendering.templateset import TemplateSet
 from hooks.settings import ChildSettings, Settings
@@ -24,10 +24,11 @@ NOW_TEXT = "2026-09-01T12:00:00Z"
 
 
 def run_sync(raw: dict[str, Any], templates: TemplateSet, settings: ChildSettings | None = None,
-             now: datetime = NOW, measure: Measure | None = None) -> SyncResult:
-    """The web layer's steps, in this thread (`measure` answers a due measurement)."""
+             now: datetime = NOW, measure: Measure | None = None, resolve: Resolve | None = None) -> SyncResult:
+    """The web layer's steps, in this thread (`measure` answers a due measurement, `resolve`
+    the registry references)."""
     return sync_through(parse_request(raw), now, settings or ChildSettings(),
-                        lambda inputs: desire(inputs, templates), measure)
+                        lambda inputs: desire(inputs, templates), measure, resolve)
 
 
 def encoded(result: SyncResult) -> bytes:

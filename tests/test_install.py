@@ -92,10 +92,13 @@ def hook_container(objects: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def hook_env(objects: list[dict[str, Any]]) -> dict[str, str]:
-    """The hook's environment as its container gets it: each value expanded in list order."""
+    """The hook's environment as its container gets it on a fresh install: each value expanded
+    in list order; a value from an optional Secret key is absent (no such Secret yet)."""
     env: dict[str, str] = {}
     for entry in hook_container(objects)["env"]:
-        assert "valueFrom" not in entry, f"{entry['name']}: only literal values are simulated"
+        if "valueFrom" in entry:
+            assert entry["valueFrom"]["secretKeyRef"]["optional"] is True, f"{entry['name']}: only optional keys"
+            continue
         env[entry["name"]] = expand(entry.get("value", ""), env)
     return env
 
@@ -328,6 +331,17 @@ def test_the_install_names_a_prometheus_for_canary_analysis() -> None:
     assert settings.children.analysis_providers == ("default",)
     assert settings.analysis.providers["default"].startswith("http://") and ".svc" in settings.analysis.providers[
         "default"]
+
+
+def test_the_registry_is_the_hooks_configuration_with_credentials_from_its_own_secret() -> None:
+    objects = build("metacontroller")
+    settings = hook_settings(objects)
+    assert settings.registry.tracking_uri == "http://mlflow.mlflow.svc:5000" and settings.registry.token is None
+    from_secrets = {e["name"]: e["valueFrom"]["secretKeyRef"] for e in hook_container(objects)["env"]
+                    if "valueFrom" in e}
+    assert from_secrets == {name: {"name": "llmdeploy-mlflow", "key": key, "optional": True} for name, key in (
+        ("MLFLOW_TRACKING_TOKEN", "token"), ("MLFLOW_TRACKING_USERNAME", "username"),
+        ("MLFLOW_TRACKING_PASSWORD", "password"))}
 
 
 def test_users_with_edit_and_view_roles_get_llmdeployments() -> None:

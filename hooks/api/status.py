@@ -22,8 +22,8 @@ class _StatusModel(BaseModel):
 class Condition(_StatusModel):
     """One metav1.Condition."""
 
-    type: str = Field(description="Condition type: Ready, StableAvailable, CanaryAvailable, SpecValid or "
-                      "RolloutHealthy.")
+    type: str = Field(description="Condition type: Ready, StableAvailable, CanaryAvailable, SpecValid, "
+                      "RolloutHealthy or ModelResolved.")
     status: Literal["True", "False", "Unknown"] = Field(description="True, False or Unknown.")
     reason: str = Field(description="One CamelCase word for machines.")
     message: str = Field(description="What a person needs to know.")
@@ -34,9 +34,19 @@ class Condition(_StatusModel):
     observed_generation: int = Field(alias="observedGeneration", description="The generation this was computed for.")
 
 
+class ResolvedModel(_StatusModel):
+    version: str = Field(description="The registry version the track runs.")
+    artifact_uri: str = Field("", alias="artifactUri", description="Where the registry keeps that version's files.")
+    run_id: str = Field("", alias="runId", description="The run that produced it, when the registry says.")
+    resolved_at: str = Field(alias="resolvedAt", description="When the hook first resolved the reference to it.",
+                             json_schema_extra={"format": "date-time"})
+
+
 class TrackStatus(_StatusModel):
     deployment: str = Field(description="The track's Deployment.")
-    model: str | None = Field(None, description="The model the track serves, uri[@revision].")
+    model: str | None = Field(None, description="The model the track serves, uri[@revision], as written.")
+    resolved: ResolvedModel | None = Field(None, description="The version a registry reference (models:/name@alias, "
+                                           "latest or a stage) is pinned to.")
     replicas: int = Field(description="Pods of the Deployment.")
     ready_replicas: int = Field(alias="readyReplicas", description="Pods ready.")
     available_replicas: int = Field(alias="availableReplicas", description="Pods available.")
@@ -102,7 +112,7 @@ class LLMDeploymentStatus(_StatusModel):
     traffic: TrafficStatus | None = Field(None, description="The traffic split in force.")
     rollout: RolloutStatus | None = Field(None, description="The progressive rollout (strategy Canary).")
     conditions: list[Condition] = Field(default_factory=list, description="Ready, StableAvailable, "
-                                        "CanaryAvailable, SpecValid and RolloutHealthy.")
+                                        "CanaryAvailable, SpecValid, RolloutHealthy and ModelResolved.")
 
     def as_json(self) -> dict[str, Any]:
         return self.model_dump(mode="json", exclude_none=True)

@@ -9,7 +9,9 @@ a stale answer. Its result is what `sync` is given.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from hooks.api.spec import LLMDeploymentSpec
@@ -20,6 +22,7 @@ from hooks.contract.request import SyncRequest
 from hooks.core.children import render_children
 from hooks.core.naming import Names, Track
 from hooks.core.plans import Plan, TrackPlan
+from hooks.core.registry import Pin, Reference, Resolution, pins, previous_pins, reference_of, references
 from hooks.core.revision import labelled, pod_template, revision_of
 from hooks.core.strategy import RolloutPolicy, RolloutRender
 from hooks.core.tracks import TrackSpec, track_specs
@@ -45,6 +48,7 @@ class DesiredInputs:
     availability: Availability
     settings: ChildSettings
     rollout: RolloutRender | None = None  # what the Canary strategy decided this sync
+    pins: dict[str, Pin] = field(default_factory=dict)  # registry references: the version each runs
 
     def digest(self) -> bytes | None:
         """A digest of every field (orjson encodes dataclasses field by field); None when the
@@ -57,7 +61,7 @@ class DesiredInputs:
 
 @dataclass(frozen=True)
 class Desired:
-    outcome: Literal["ok", "invalid", "paused"]
+    outcome: Literal["ok", "invalid", "paused", "unresolved"]  # unresolved: a registry reference has no version yet
     spec_errors: tuple[str, ...] = ()
     children: tuple[JSON, ...] = ()
     plan: Plan | None = None  # with outcome ok
@@ -65,9 +69,12 @@ class Desired:
     policy: RolloutPolicy | None = None  # with the Canary strategy
 
 
-def desired_inputs(request: SyncRequest, settings: ChildSettings, rollout: RolloutRender | None = None) -> DesiredInputs:
+def desired_inputs(request: SyncRequest, settings: ChildSettings, rollout: RolloutRender | None = None,
+                   resolutions: Mapping[str, Resolution] | None = None) -> DesiredInputs:
+    """The inputs of `request`'s desired state, with the registry's `resolutions` (a fact)."""
     parent = request.parent
     names = Names(parent.name, parent.namespace)
+    previous = previous_pins(request.previous.resolved, request.previous.models)
     return DesiredInputs(
         name=parent.name,
         namespace=parent.namespace,
@@ -79,6 +86,7 @@ def desired_inputs(request: SyncRequest, settings: ChildSettings, rollout: Rollo
                                   request.observed.available(names.deployment("canary"))),
         settings=settings,
         rollout=rollout,
+        pins=pins(references(parent.spec), resolutions or {}, previous),
     )
 
 
@@ -96,7 +104,12 @@ def desire(inputs: DesiredInputs, templates: TemplateSet) -> Desired:
     names = Names(inputs.name, inputs.namespace, inputs.controller_uid)
     policy = RolloutPolicy.of(spec)
     rollout = inputs.rollout if policy is not None else None
-    tracks = track_specs(spec)
+    written = track_specs(spec)
+    unpinned = [t.model.uri for t in written if _reference(t) is not None and t.model.uri not in inputs.pins]
+    if unpinned:
+        return Desired("unresolved", spec_errors=tuple(f"{uri} has no registry version yet"
+                                                       for uri in dict.fromkeys(unpinned)))
+    tracks = [_pinned(t, inputs.pins) for t in written]
     if rollout is None:
         traffic = split_in_force(spec, inputs.availability)
         ab_serving = canary_serving(spec, inputs.availability)
@@ -117,11 +130,34 @@ def desire(inputs: DesiredInputs, templates: TemplateSet) -> Desired:
         if policy is not None:
             children[i] = _revised(children[i], track.track, revision, rollout)
         kept = rollout is not None and rollout.stable_template is not None and track.track == "stable"
-        model = rollout.stable_model if kept and rollout is not None else track.model
+        source = written[0] if policy is not None else written[i]  # the Canary strategy's canary is the spec's
+        model: str | None = _written(source)
+        pin = inputs.pins.get(source.model.uri)
+        if kept and rollout is not None:
+            model, pin = rollout.stable_model, rollout.stable_pin
         plans.append(TrackPlan(track.track, track.deployment, model, children[i]["spec"].get("replicas"),
-                               Fingerprint.of(children[i]), spec.startup_timeout_seconds))
+                               Fingerprint.of(children[i]), spec.startup_timeout_seconds, pin))
     return Desired("ok", children=tuple(children), plan=Plan(tuple(plans), view.url, traffic), revision=revision,
                    policy=policy)
+
+
+def _reference(track: TrackSpec) -> Reference | None:
+    return reference_of(track.model.uri, track.model.revision)
+
+
+def _pinned(track: TrackSpec, pinned: Mapping[str, Pin]) -> TrackSpec:
+    """The track with its registry reference replaced by the version it runs."""
+    reference = _reference(track)
+    if reference is None:
+        return track
+    model = track.model.model_copy(update={"uri": reference.pinned(pinned[track.model.uri].version)})
+    return dataclasses.replace(track, model=model)
+
+
+def _written(track: TrackSpec) -> str:
+    """The track's model as the spec writes it, as the status reports it: uri[@revision]."""
+    model = track.model
+    return f"{model.uri}@{model.revision}" if model.revision else model.uri
 
 
 def router_missing(spec: LLMDeploymentSpec, settings: ChildSettings) -> str | None:

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from hooks.core.registry import Resolution
+
 
 @dataclass(frozen=True)
 class QueryResult:
@@ -32,3 +34,4 @@ class Measurement:
 class Facts:
     now: datetime  # timezone-aware
     measurement: Measurement | None = None  # taken only when one is due
+    resolutions: dict[str, Resolution] = field(default_factory=dict)  # registry references the spec names

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from hooks.contract.lastapplied import Fingerprint
 from hooks.core.naming import Track
+from hooks.core.registry import Pin
 from hooks.core.traffic import TrafficSplit
 
 
@@ -21,6 +22,7 @@ class TrackPlan:
     replicas: int | None  # None: the live value stands (the HPA's, or a frozen child's)
     fingerprint: Fingerprint | None  # of the Deployment answered; None: answered as last applied
     startup_seconds: int | None = None  # how long a pod may take to start; None: unknown
+    pin: Pin | None = None  # the registry version the track runs, when its model is a reference
 
 
 @dataclass(frozen=True)

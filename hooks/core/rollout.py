@@ -27,6 +27,7 @@ from hooks.core.conditions import format_time
 from hooks.core.desired import Desired
 from hooks.core.facts import Facts
 from hooks.core.naming import Names
+from hooks.core.registry import Pin, previous_pins
 from hooks.core.revision import pod_template, revision_of
 from hooks.core.strategy import JSON, RolloutPolicy, RolloutRender
 from hooks.errors import UnsafeToAnswer
@@ -121,6 +122,7 @@ class _Situation:
     stable_template: JSON | None  # as last applied
     stable_revision: str
     stable_model: str | None
+    stable_pin: Pin | None
     canary: ObservedDeployment | None
     routed_to_canary: int  # the weight the observed routes give the canary
     active: frozenset[str]  # control annotations set to "true"
@@ -159,6 +161,7 @@ def decide(request: SyncRequest, direct: Desired, facts: Facts) -> RolloutDecisi
         names=names, policy=policy, revision=revision, canary_model=_canary_model(direct),
         stable=stable, stable_template=template, stable_revision=stable_revision,
         stable_model=request.previous.models.get("stable"),
+        stable_pin=_stable_pin(request),
         canary=observed.deployments.get(names.deployment("canary")),
         routed_to_canary=_routed_to_canary(observed, names),
         active=frozenset(a for a in CONTROL_ANNOTATIONS if annotations.get(a) == "true"),
@@ -172,6 +175,14 @@ def decide(request: SyncRequest, direct: Desired, facts: Facts) -> RolloutDecisi
                              "cannot be kept while a new revision is tried; refusing so that Metacontroller changes "
                              "nothing")
     return _summarised(_rolling(s, facts), len(policy.steps))
+
+
+def _stable_pin(request: SyncRequest) -> Pin | None:
+    """The registry version the stable's kept template runs, as the last status reported it."""
+    model, resolved = request.previous.models.get("stable"), request.previous.resolved.get("stable")
+    if model is None or resolved is None:
+        return None
+    return previous_pins({"stable": resolved}, {"stable": model}).get(model)
 
 
 def _routed_to_canary(observed: Observed, names: Names) -> int:
@@ -382,7 +393,7 @@ def _rolled_back(s: _Situation, previous: RolloutStatus, why: str) -> RolloutDec
 
 def _render(s: _Situation, replicas: int, weight: int) -> RolloutRender:
     """The canary with the new revision, and the stable kept as last applied."""
-    return RolloutRender(replicas, weight, s.revision, s.stable_template, s.stable_model)
+    return RolloutRender(replicas, weight, s.revision, s.stable_template, s.stable_model, s.stable_pin)
 
 
 def _resync(s: _Situation, status: RolloutStatus, started: datetime | None, pause: int | None) -> float | None:

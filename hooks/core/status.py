@@ -8,21 +8,26 @@ its generation and the hook is not about to change it. Pure; `now` comes from th
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Literal
+from typing import Any, Literal
 
-from hooks.api.status import LLMDeploymentStatus, Phase, RolloutStatus, TrackStatus, TrafficStatus
+from pydantic import ValidationError
+
+from hooks.api.status import LLMDeploymentStatus, Phase, ResolvedModel, RolloutStatus, TrackStatus, TrafficStatus
 from hooks.contract.lastapplied import was_applied
 from hooks.contract.observed import Observed, ObservedDeployment
 from hooks.contract.request import PreviousStatus
 from hooks.core.conditions import settle
 from hooks.core.naming import TRACKS, Names, Track
 from hooks.core.plans import Plan, TrackPlan
+from hooks.core.registry import Pin
 from hooks.core.traffic import TrafficSplit, replica_split
 
 Frozen = Literal["Invalid", "Paused", "Terminating"]
+Registry = tuple[bool, str, str] | None  # ModelResolved: status, reason, message; None without a reference
+JSON = dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -49,16 +54,21 @@ class DeploymentProgress:
 
 
 def status(observed: Observed, plan: Plan, previous: PreviousStatus, now: datetime, generation: int,
-           rollout: RolloutStatus | None = None) -> LLMDeploymentStatus:
-    """The status of a resource the hook answers for (with the Canary strategy's `rollout`)."""
+           rollout: RolloutStatus | None = None, registry: Registry = None) -> LLMDeploymentStatus:
+    """The status of a resource the hook answers for (with the Canary strategy's `rollout`,
+    and `registry`, the ModelResolved condition, when the spec names a registry reference)."""
     progress = [_progress(t, observed.deployments.get(t.deployment), now) for t in plan.tracks]
     models = {t.track: t.model for t in plan.tracks}
-    return _status(progress, models, plan.url, plan.traffic, previous, now, generation, [], None, rollout)
+    resolved = {t.track: _resolved(t.pin) for t in plan.tracks if t.pin is not None}
+    return _status(progress, models, resolved, plan.url, plan.traffic, previous, now, generation, [], None, rollout,
+                   registry)
 
 
 def frozen_status(observed: Observed, names: Names, previous: PreviousStatus, now: datetime, generation: int,
-                  why: Frozen, spec_errors: Sequence[str], rollout: RolloutStatus | None = None) -> LLMDeploymentStatus:
-    """The status of a resource whose children stay as last applied: what they enforce."""
+                  why: Frozen | None, spec_errors: Sequence[str], rollout: RolloutStatus | None = None,
+                  registry: Registry = None) -> LLMDeploymentStatus:
+    """The status of a resource whose children stay as last applied: what they enforce (`why`
+    None: kept while a registry reference has no version yet, the phase is what they show)."""
     progress = [_progress(TrackPlan(t, names.deployment(t), None, None, None),
                           observed.deployments.get(names.deployment(t)), now)
                 for t in TRACKS if t == "stable" or names.deployment(t) in observed.deployments]
@@ -71,15 +81,35 @@ def frozen_status(observed: Observed, names: Names, previous: PreviousStatus, no
                if route is not None
                else replica_split(*(next((p.available for p in progress if p.track == t), 0) for t in TRACKS)))
     models = {t: previous.models.get(t) for t in TRACKS}
-    return _status(progress, models, url, traffic, previous, now, generation, spec_errors, why, rollout)
+    resolved = {t: ResolvedModel.model_validate(previous.resolved[t]) for t in TRACKS if _valid(previous.resolved.get(t))}
+    return _status(progress, models, resolved, url, traffic, previous, now, generation, spec_errors, why, rollout,
+                   registry)
+
+
+def _resolved(pin: Pin) -> ResolvedModel:
+    return ResolvedModel.model_construct(version=pin.version, artifact_uri=pin.artifact_uri, run_id=pin.run_id,
+                                         resolved_at=pin.resolved_at)
+
+
+def _valid(entry: JSON | None) -> bool:
+    """Whether a resolved entry of the last status can be reported again (anyone with access
+    to the status subresource can write it)."""
+    if entry is None:
+        return False
+    try:
+        ResolvedModel.model_validate(entry)
+    except ValidationError:
+        return False
+    return True
 
 
 ROLLOUT_UNDER_WAY = ("Progressing", "Paused", "Promoting")
 
 
-def _status(progress: Sequence[DeploymentProgress], models: dict[Track, str | None], url: str | None,
-            traffic: TrafficSplit, previous: PreviousStatus, now: datetime, generation: int,
-            spec_errors: Sequence[str], frozen: Frozen | None, rollout: RolloutStatus | None) -> LLMDeploymentStatus:
+def _status(progress: Sequence[DeploymentProgress], models: dict[Track, str | None],
+            resolved: Mapping[Track, ResolvedModel], url: str | None, traffic: TrafficSplit, previous: PreviousStatus,
+            now: datetime, generation: int, spec_errors: Sequence[str], frozen: Frozen | None,
+            rollout: RolloutStatus | None, registry: Registry) -> LLMDeploymentStatus:
     ready = all(p.rolled_out for p in progress)
     degraded = any(p.deadline_exceeded or p.not_starting_for for p in progress)
     serving = any(p.available > 0 for p in progress)
@@ -94,8 +124,11 @@ def _status(progress: Sequence[DeploymentProgress], models: dict[Track, str | No
     if rollout is not None:
         healthy = rollout.phase not in ("RolledBack", "Paused")
         fresh.append(("RolloutHealthy", healthy, rollout.phase, rollout.message or rollout.phase))
+    if registry is not None:
+        fresh.append(("ModelResolved", *registry))
     # Built without re-validation: every value below is the hook's own, of the right type.
-    tracks = {p.track: TrackStatus.model_construct(deployment=p.name, model=models.get(p.track), replicas=p.replicas,
+    tracks = {p.track: TrackStatus.model_construct(deployment=p.name, model=models.get(p.track),
+                                                   resolved=resolved.get(p.track), replicas=p.replicas,
                                                    ready_replicas=p.ready, available_replicas=p.available,
                                                    updated_replicas=p.updated) for p in progress}
     return LLMDeploymentStatus.model_construct(

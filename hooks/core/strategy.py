@@ -13,6 +13,7 @@ from typing import Any
 
 from hooks.api.spec import LLMDeploymentSpec
 from hooks.core.analysis import AnalysisPlan, analysis_plan
+from hooks.core.registry import Pin
 
 JSON = dict[str, Any]
 
@@ -58,3 +59,4 @@ class RolloutRender:
     revision: str  # the canary's revision label
     stable_template: JSON | None  # kept as last applied; None: the stable takes the spec's
     stable_model: str | None  # what the kept template serves, for status
+    stable_pin: Pin | None = None  # the registry version the kept template runs, for status

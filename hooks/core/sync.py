@@ -20,11 +20,12 @@ from hooks.core.desired import Desired, DesiredInputs, desired_inputs
 from hooks.core.facts import Facts, Measurement
 from hooks.core.freeze import frozen_children
 from hooks.core.naming import Names
+from hooks.core.registry import Resolution, pins, previous_pins, references, resolved_condition
 from hooks.core.rollout import NO_ROLLOUT, MeasurementPlan, RolloutDecision, decide, measurement_due, previous_rollout
 from hooks.core.status import frozen_status, status
 from hooks.settings import ChildSettings
 
-Outcome = Literal["ok", "invalid", "paused", "finalizing"]
+Outcome = Literal["ok", "invalid", "paused", "unresolved", "finalizing"]
 
 
 @dataclass(frozen=True)
@@ -55,33 +56,56 @@ def sync(request: SyncRequest, facts: Facts, desired: Desired | None,
                                             "Terminating", (), kept_rollout),
                           "finalizing", finalized=not request.observed.children)
     assert desired is not None, "only a finalize call needs no desired state"
+    refs = references(parent.spec)
+    registry = resolved_condition(refs, facts.resolutions, pins(refs, facts.resolutions, previous_pins(
+        request.previous.resolved, request.previous.models))) if desired.outcome in ("ok", "unresolved") else None
+    resync = _sooner(rollout.resync_after, _registry_resync(refs, facts))
     if desired.outcome == "ok":
         assert desired.plan is not None
         return SyncResult(desired.children,
                           status(request.observed, desired.plan, request.previous, facts.now, parent.generation,
-                                 rollout.status),
-                          "ok", resync_after=rollout.resync_after)
+                                 rollout.status, registry),
+                          "ok", resync_after=resync)
     children = tuple(frozen_children(request.observed))
+    if desired.outcome == "unresolved":  # kept as they are, and said why, until the registry answers
+        return SyncResult(children, frozen_status(request.observed, names, request.previous, facts.now,
+                                                  parent.generation, None, (), kept_rollout, registry),
+                          "unresolved", resync_after=resync)
     why: Literal["Invalid", "Paused"] = "Invalid" if desired.outcome == "invalid" else "Paused"
     return SyncResult(children, frozen_status(request.observed, names, request.previous, facts.now,
                                               parent.generation, why, desired.spec_errors, kept_rollout),
                       desired.outcome)
 
 
+def _registry_resync(refs: tuple[str, ...], facts: Facts) -> float | None:
+    """Seconds until the first registry answer this sync used must be asked again."""
+    expiring = [r.expires_at for uri in refs if (r := facts.resolutions.get(uri)) is not None and r.expires_at]
+    return max(1.0, (min(expiring) - facts.now).total_seconds()) if expiring else None
+
+
+def _sooner(a: float | None, b: float | None) -> float | None:
+    return min(a, b) if a is not None and b is not None else a if a is not None else b
+
+
 Measure = Callable[[MeasurementPlan], Measurement | None]
+Resolve = Callable[[tuple[str, ...]], dict[str, Resolution]]
 
 
 def sync_through(request: SyncRequest, now: datetime, settings: ChildSettings,
-                 desire: Callable[[DesiredInputs], Desired], measure: Measure | None = None) -> SyncResult:
+                 desire: Callable[[DesiredInputs], Desired], measure: Measure | None = None,
+                 resolve: Resolve | None = None) -> SyncResult:
     """Every step of a sync, in this thread: the desired state straight from the spec, a
     measurement from `measure` when one is due, the rollout's move and the desired state
-    rendered for it, then `sync`. The web layer runs the same steps around its cache, render
-    workers and edge; the CLI and the tests run them here."""
+    rendered for it, then `sync`; registry references are resolved by `resolve` first (without
+    it, none is). The web layer runs the same steps around its cache, render workers and edge;
+    the CLI and the tests run them here."""
     if request.finalizing:
         return sync(request, Facts(now), None)
-    direct = desire(desired_inputs(request, settings))
+    resolutions = resolve(references(request.parent.spec)) if resolve is not None else {}
+    direct = desire(desired_inputs(request, settings, None, resolutions))
     plan = measurement_due(request, direct, now)
-    facts = Facts(now, measure(plan) if plan is not None and measure is not None else None)
+    facts = Facts(now, measure(plan) if plan is not None and measure is not None else None, resolutions)
     decision = decide(request, direct, facts)
-    desired = direct if decision.render is None else desire(desired_inputs(request, settings, decision.render))
+    desired = direct if decision.render is None else desire(desired_inputs(request, settings, decision.render,
+                                                                           resolutions))
     return sync(request, facts, desired, decision)

@@ -113,7 +113,7 @@ class TrackView:
     pod_labels: dict[str, str]
     pod_annotations: dict[str, str]
     pod: PodView
-    model: str  # uri[@revision], as status reports it
+    model: str  # uri[@revision] the pods serve (a registry alias pinned to its version)
     image: str
     command: tuple[str, ...]  # empty: the image's entrypoint
     args: tuple[str, ...]

@@ -24,9 +24,11 @@ from fastapi import FastAPI, Request
 from fastapi.responses import Response
 
 from hooks.canonical import dumps
+from hooks.core.registry import Resolution
 from hooks.core.rollout import NO_ROLLOUT
 from hooks.edge.gather import FactGatherer
 from hooks.edge.prometheus import Prometheus
+from hooks.edge.registry import MLflowRegistry
 from hooks.edge.templates import read_sources
 from hooks.errors import TemplateError
 from hooks.settings import Settings
@@ -79,7 +81,7 @@ def create_app(settings: Settings, metrics: Metrics | None = None, facts: FactGa
     """The app, with its own render workers unless given a renderer; nothing is served until
     a template set loads (readiness says so), and a broken one never serves."""
     metrics = metrics or Metrics()
-    facts = facts or FactGatherer(prometheus=Prometheus(settings.analysis))
+    facts = facts or FactGatherer(prometheus=Prometheus(settings.analysis), registry=MLflowRegistry(settings.registry))
     renderer = renderer or worker_pool(settings)
     hook = Hook(settings, renderer, metrics)
     try:
@@ -116,16 +118,23 @@ def create_app(settings: Settings, metrics: Metrics | None = None, facts: FactGa
         if templates is None:
             return error(503, "not_ready", "NotReady", "templates are not loaded; see the hook's log")
         direct = None
+        resolutions: dict[str, Resolution] = {}
         if not decoded.finalizing:
-            direct = hook.remembered(decoded, templates)
+            try:  # the registry's answers first: the pod templates pin what they say
+                resolutions = await facts.resolve(decoded, deadline - MEASUREMENT_RESERVE_SECONDS)
+            except Exception as e:  # noqa: BLE001 - without its facts no answer is safe
+                log.exception("resolving the registry references of a sync failed")
+                return error(500, "error", "InternalError", f"resolving: {type(e).__name__}: {e}")
+            direct = hook.remembered(decoded, templates, resolutions=resolutions)
             if direct is None:
                 # The render pool queues callers itself, up to the sync's deadline.
-                rendered = await anyio.to_thread.run_sync(hook.render, decoded, templates, deadline)
+                rendered = await anyio.to_thread.run_sync(hook.render, decoded, templates, deadline, None,
+                                                          resolutions)
                 if isinstance(rendered, Answer):
                     return rendered
                 direct = rendered
         try:
-            gathered = await facts.gather(decoded, direct, deadline - MEASUREMENT_RESERVE_SECONDS)
+            gathered = await facts.gather(decoded, direct, deadline - MEASUREMENT_RESERVE_SECONDS, resolutions)
         except Exception as e:  # noqa: BLE001 - without its facts no answer is safe
             log.exception("gathering the facts of a sync failed")
             return error(500, "error", "InternalError", f"gathering facts: {type(e).__name__}: {e}")

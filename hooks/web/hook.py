@@ -11,6 +11,7 @@ from __future__ import annotations
 import hmac
 import logging
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ from hooks.contract.request import SyncRequest, parse_request
 from hooks.contract.response import encode_response
 from hooks.core.desired import Desired, desired_inputs
 from hooks.core.facts import Facts
+from hooks.core.registry import Resolution
 from hooks.core.rollout import NO_ROLLOUT, RolloutDecision, decide
 from hooks.core.strategy import RolloutRender
 from hooks.core.sync import sync
@@ -32,6 +34,7 @@ from hooks.web.metrics import Metrics
 from hooks.workers.renderer import Renderer
 
 log = logging.getLogger("llmdeploy")
+Resolutions = Mapping[str, Resolution]
 
 
 @dataclass(frozen=True)
@@ -99,14 +102,17 @@ class Hook:
             log.exception("decoding the request failed")
             return error(500, "error", "InternalError", f"{type(e).__name__}: {e}")
 
-    def remembered(self, request: SyncRequest, templates: str, rollout: RolloutRender | None = None) -> Desired | None:
+    def remembered(self, request: SyncRequest, templates: str, rollout: RolloutRender | None = None,
+                   resolutions: Resolutions | None = None) -> Desired | None:
         """The desired state of `request` from the cache, when it is there (cheap)."""
-        return self.cache.get(DesiredCache.key(desired_inputs(request, self.settings.children, rollout), templates))
+        inputs = desired_inputs(request, self.settings.children, rollout, resolutions)
+        return self.cache.get(DesiredCache.key(inputs, templates))
 
     def desired(self, request: SyncRequest, templates: str, deadline: float | None = None,
-                rollout: RolloutRender | None = None) -> Desired | Answer:
+                rollout: RolloutRender | None = None, resolutions: Resolutions | None = None) -> Desired | Answer:
         """From memory, else rendered."""
-        return self.remembered(request, templates, rollout) or self.render(request, templates, deadline, rollout)
+        return (self.remembered(request, templates, rollout, resolutions)
+                or self.render(request, templates, deadline, rollout, resolutions))
 
     def roll(self, request: SyncRequest, direct: Desired, facts: Facts, templates: str,
              deadline: float | None = None) -> tuple[Desired, RolloutDecision] | Answer:
@@ -121,15 +127,15 @@ class Hook:
             return error(500, "error", "InternalError", f"{type(e).__name__}: {e}", _fields(request))
         if decision.render is None:
             return direct, decision
-        desired = self.desired(request, templates, deadline, decision.render)
+        desired = self.desired(request, templates, deadline, decision.render, facts.resolutions)
         return desired if isinstance(desired, Answer) else (desired, decision)
 
     def render(self, request: SyncRequest, templates: str, deadline: float | None = None,
-               rollout: RolloutRender | None = None) -> Desired | Answer:
+               rollout: RolloutRender | None = None, resolutions: Resolutions | None = None) -> Desired | Answer:
         """The desired state of `request`, rendered by the renderer by `deadline` (and
         remembered). A render that failed is answered from memory for a while: a runaway
         template is not run again on every retry, taking workers from other resources."""
-        inputs = desired_inputs(request, self.settings.children, rollout)
+        inputs = desired_inputs(request, self.settings.children, rollout, resolutions)
         deep = too_deep(inputs.spec)
         if deep:  # invalid, and too deep to hand to a worker
             return Desired("invalid", spec_errors=(deep,))
@@ -186,7 +192,7 @@ class Hook:
             return error(503, "not_ready", "NotReady", "templates are not loaded; see the hook's log")
         if decoded.finalizing:
             return self.answer(decoded, facts, None)
-        direct = self.desired(decoded, templates)
+        direct = self.desired(decoded, templates, resolutions=facts.resolutions)
         if isinstance(direct, Answer):
             return direct
         rolled = self.roll(decoded, direct, facts, templates)

@@ -151,7 +151,7 @@ def test_a_failure_before_the_sync_is_a_json_500_that_is_logged_and_counted(monk
     from hooks.edge.gather import FactGatherer
 
     class Broken(FactGatherer):
-        async def gather(self, request: Any, direct: Any = None, deadline: Any = None) -> Any:
+        async def gather(self, request: Any, direct: Any = None, deadline: Any = None, resolutions: Any = None) -> Any:
             raise RuntimeError("clock fell off the wall")
 
     app = local_app(Settings(), facts=Broken())

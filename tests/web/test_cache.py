@@ -11,6 +11,7 @@ import yaml
 from hooks.contract.request import parse_request
 from hooks.core.desired import Desired, DesiredInputs, desire, desired_inputs
 from hooks.core.facts import Facts
+from hooks.core.registry import Pin
 from hooks.core.strategy import RolloutRender
 from hooks.core.sync import sync
 from hooks.edge.templates import load_templates
@@ -163,7 +164,8 @@ def test_every_input_field_is_in_the_digest() -> None:
     changed_values: dict[str, Any] = {"name": "x", "namespace": "x", "controller_uid": "x", "labels": {"x": "y"},
                       "annotations": {"x": "y"}, "spec": {"x": 1}, "availability": dataclasses.replace(
                           inputs.availability, stable=7), "settings": SETTINGS_CHANGES["engine image"],
-                      "rollout": RolloutRender(2, 10, "0ce0597e", {"metadata": {}}, "hf://o/m")}
+                      "rollout": RolloutRender(2, 10, "0ce0597e", {"metadata": {}}, "hf://o/m"),
+                      "pins": {"models:/m@champion": Pin("models:/m@champion", "3", "s3://b/3", "", "")}}
     assert set(changed_values) == {f.name for f in dataclasses.fields(DesiredInputs)}
     for name, value in changed_values.items():
         assert dataclasses.replace(inputs, **{name: value}).digest() != inputs.digest(), name
