@@ -149,6 +149,22 @@ def test_an_alias_is_pinned_in_the_pod_template_and_reported(mlflow: MLflowServe
     assert result.resync_after == 60.0, "asked again when the answer is due for a refresh"
 
 
+def test_an_mlflow_3_logged_model_is_reported_where_its_files_are(mlflow: MLflowServer, resolver: Resolver,
+                                                                  templates: TemplateSet) -> None:
+    """MLflow 3 registers a version from `models:/m-<id>`: the status names its artifact
+    location (the download-uri endpoint), not that indirection."""
+    name = next(NAMES)
+    mlflow.create_model(name)
+    model_id = mlflow.create_logged_model()
+    mlflow.create_version(name, f"models:/{model_id}", model_id=model_id)
+    mlflow.set_alias(name, "champion", "1")
+    result = run_sync(mc.request(mc.parent({"model": {"uri": f"models:/{name}@champion"}})), templates,
+                      resolve=resolver)
+    resolved = result.status.as_json()["stable"]["resolved"]
+    assert fetched(result.children) == f"models:/{name}/1"
+    assert resolved["artifactUri"].endswith(f"/models/{model_id}/artifacts") and "models:/" not in resolved["artifactUri"]
+
+
 @pytest.mark.parametrize(("suffix", "version"), [("latest", "3"), ("Production", "2"), ("staging", "1")])
 def test_latest_and_stages(suffix: str, version: str, mlflow: MLflowServer, resolver: Resolver,
                            templates: TemplateSet) -> None:
@@ -309,6 +325,26 @@ def test_a_version_that_is_not_ready_is_not_pinned(templates: TemplateSet) -> No
     assert found["reason"] == "VersionNotReady" and "PENDING_REGISTRATION" in found["message"]
 
 
+def test_basic_auth_when_configured() -> None:
+    seen: list[str] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        seen.append(request.headers.get("authorization", ""))
+        return httpx.Response(200, json={"model_version": {"version": "2", "status": "READY", "source": "s3://b/2"}})
+
+    registry = MLflowRegistry(RegistrySettings("http://registry.invalid", username="u", password="p"),
+                              transport=httpx.MockTransport(answer))
+
+    async def resolve() -> dict[str, Resolution]:
+        try:
+            return await registry.resolve(("models:/m@a",))
+        finally:
+            await registry.aclose()
+
+    assert asyncio.run(resolve())["models:/m@a"].version == "2"
+    assert seen and all(h == "Basic dTpw" for h in seen)
+
+
 def test_without_a_configured_registry_a_reference_waits_and_says_why(templates: TemplateSet) -> None:
     resolve = Resolver("http://unused.invalid")
     resolve.registry.settings = RegistrySettings()
@@ -364,3 +400,23 @@ def test_the_hook_server_resolves_through_its_own_configuration(mlflow: MLflowSe
     body = response.json()
     assert fetched(body["children"]) == f"models:/{name}/1"
     assert body["status"]["stable"]["resolved"]["version"] == "1"
+
+
+def test_render_previews_with_the_configured_registry(mlflow: MLflowServer, tmp_path: Any) -> None:
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import yaml
+
+    name = registered(mlflow)
+    resource = tmp_path / "r.yaml"
+    resource.write_text(yaml.safe_dump({"apiVersion": "serving.llmdeploy.io/v1alpha1", "kind": "LLMDeployment",
+                                        "metadata": {"name": "llama3"},
+                                        "spec": {"model": {"uri": f"models:/{name}@champion"}}}))
+    cli = str(Path(sys.executable).parent / "llmdeploy")
+    result = subprocess.run([cli, "render", "-f", str(resource)], capture_output=True, text=True, timeout=60,
+                            env={**os.environ, "LLMDEPLOY_MLFLOW_TRACKING_URI": mlflow.url}, check=False)
+    assert result.returncode == 0, result.stderr
+    assert fetched(list(yaml.safe_load_all(result.stdout))) == f"models:/{name}/1"

@@ -1,8 +1,10 @@
 """`llmdeploy render`: what a resource renders to, like `helm template`, through the same
-steps as the hook: a render worker with its budget, and the clock for `now`."""
+steps as the hook: a render worker with its budget, the clock for `now`, and the registry the
+environment configures for `models:/name@alias`."""
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import sys
 from datetime import datetime, timezone
@@ -12,7 +14,9 @@ from typing import Any
 import yaml
 
 from hooks.contract.request import parse_request
-from hooks.core.sync import sync_through
+from hooks.core.registry import Resolution
+from hooks.core.sync import Resolve, sync_through
+from hooks.edge.registry import MLflowRegistry
 from hooks.edge.templates import read_sources
 from hooks.errors import RequestError
 from hooks.rendering.kubeyaml import load_all
@@ -65,7 +69,7 @@ def render(settings: Settings, filename: Path, observed_file: Path | None, route
         templates = workers.load(read_sources(settings.templates.folder))
         # No measurement is taken here: a rollout's status shows where it stands, not a new verdict.
         result = sync_through(request, datetime.now(timezone.utc), _measuring_nothing(settings.children, parent),
-                              lambda inputs: workers.desire(inputs, templates))
+                              lambda inputs: workers.desire(inputs, templates), resolve=_resolver(settings))
     yaml.dump_all(list(result.children), sys.stdout, Dumper=_DUMPER, sort_keys=False, explicit_start=True)
     sys.stdout.flush()
     status = result.status.as_json()
@@ -77,6 +81,20 @@ def render(settings: Settings, filename: Path, observed_file: Path | None, route
         print(f"llmdeploy: invalid LLMDeployment: {spec_valid['message']}", file=sys.stderr)
         return 1
     return 0
+
+
+def _resolver(settings: Settings) -> Resolve:
+    """Registry references resolved as the hook does, with the registry the environment
+    configures (without one, a reference says it cannot be resolved)."""
+    def resolve(refs: tuple[str, ...]) -> dict[str, Resolution]:
+        async def once() -> dict[str, Resolution]:
+            registry = MLflowRegistry(settings.registry)
+            try:
+                return await registry.resolve(refs)
+            finally:
+                await registry.aclose()
+        return asyncio.run(once()) if refs else {}
+    return resolve
 
 
 def _measuring_nothing(children: ChildSettings, parent: dict[str, Any]) -> ChildSettings:
