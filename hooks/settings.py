@@ -260,7 +260,7 @@ class Settings:
                                 format=env.get("LLMDEPLOY_LOG_FORMAT") or "auto"),
             registry=RegistrySettings(
                 tracking_uri=(env.get("LLMDEPLOY_MLFLOW_TRACKING_URI") or "").strip().rstrip("/") or None,
-                token=env.get("MLFLOW_TRACKING_TOKEN") or None,
+                token=(env.get("MLFLOW_TRACKING_TOKEN") or "").strip() or None,  # a Secret from a file ends in \n
                 username=env.get("MLFLOW_TRACKING_USERNAME") or None,
                 password=env.get("MLFLOW_TRACKING_PASSWORD") or None,
                 refresh_seconds=_positive(env, "LLMDEPLOY_REGISTRY_REFRESH_SECONDS", DEFAULT_REGISTRY_REFRESH_SECONDS),

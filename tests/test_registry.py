@@ -9,8 +9,11 @@ import asyncio
 import copy
 import itertools
 import json
+import socket
+import threading
 import time
 from collections.abc import Iterator
+from contextlib import suppress
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -38,6 +41,7 @@ NAMES = (f"model-{i}" for i in itertools.count())
 
 @pytest.mark.parametrize(("uri", "revision", "expected"), [
     ("models:/llama@champion", None, ("llama", "champion", None)),
+    ("models:/team@x@champion", None, ("team@x", "champion", None)),  # as MLflow splits it
     ("models:/llama/latest", None, ("llama", None, "latest")),
     ("models:/llama/Production", None, ("llama", None, "Production")),
     ("models:/llama/staging", None, ("llama", None, "Staging")),
@@ -68,8 +72,19 @@ def test_the_registry_answer_wins_and_an_outage_keeps_the_running_version() -> N
     assert pins([uri], {uri: Resolution(error="down")}, {}) == {}
 
 
+def test_an_answer_older_than_the_running_version_does_not_undo_it() -> None:
+    """Two hook replicas, each with its own memory: one still remembers the alias before it
+    moved. Its answer predates the version the Deployment runs, so it is not pinned."""
+    uri = "models:/a@champion"
+    running = {uri: Pin(uri, "4", "s3://b/4", "", "2026-09-01T12:05:00Z")}
+    stale = Resolution("3", "s3://b/3", "", datetime(2026, 9, 1, 12, 1, tzinfo=timezone.utc))
+    assert pins([uri], {uri: stale}, running)[uri] == running[uri]
+    back = Resolution("3", "s3://b/3", "", datetime(2026, 9, 1, 12, 9, tzinfo=timezone.utc))
+    assert pins([uri], {uri: back}, running)[uri].version == "3", "moved back later: a new answer"
+
+
 def test_registry_settings_are_the_hooks_and_checked() -> None:
-    settings = Settings.from_env({"LLMDEPLOY_MLFLOW_TRACKING_URI": "https://mlflow.ml:5000/", "MLFLOW_TRACKING_TOKEN": "t",
+    settings = Settings.from_env({"LLMDEPLOY_MLFLOW_TRACKING_URI": "https://mlflow.ml:5000/", "MLFLOW_TRACKING_TOKEN": "t\n",
                                   "LLMDEPLOY_REGISTRY_REFRESH_SECONDS": "30"})
     assert (settings.registry.tracking_uri, settings.registry.token, settings.registry.refresh_seconds) == \
         ("https://mlflow.ml:5000", "t", 30.0)
@@ -218,6 +233,31 @@ def test_an_alias_that_moves_rolls_out_the_new_version(mlflow: MLflowServer, tem
         resolve.close()
 
 
+def test_two_hook_replicas_with_different_memories_move_the_alias_once(mlflow: MLflowServer,
+                                                                       templates: TemplateSet) -> None:
+    name = registered(mlflow, versions=2)
+    spec = {"model": {"uri": f"models:/{name}@champion"}}
+    early, late = Resolver(mlflow.url), Resolver(mlflow.url)
+    try:
+        cluster = mc.Cluster()
+        _, status = converge(cluster, spec, templates, early)  # early remembers version 1
+        mlflow.set_alias(name, "champion", "2")
+        late.now = NOW + timedelta(minutes=5)
+        _, status = converge(cluster, spec, templates, late)
+        generation = cluster.objects["Deployment", STABLE]["metadata"]["generation"]
+        for replica in (early, late, early, late):  # Metacontroller's calls land on either replica
+            replica.now = late.now
+            result = run_sync(mc.request(mc.parent(spec, status=status), cluster.observed()), templates,
+                              resolve=replica, now=late.now)
+            cluster.apply(result.children)
+            status = result.status.as_json()
+            assert fetched(cluster.observed()) == f"models:/{name}/2"
+        assert cluster.objects["Deployment", STABLE]["metadata"]["generation"] == generation
+    finally:
+        early.close()
+        late.close()
+
+
 def test_an_alias_that_moves_is_a_judged_canary_with_the_canary_strategy(mlflow: MLflowServer,
                                                                         templates: TemplateSet) -> None:
     name = registered(mlflow, versions=2)
@@ -276,6 +316,25 @@ def test_a_registry_outage_changes_no_child(mlflow: MLflowServer, templates: Tem
         mlflow.start()
 
 
+def test_during_an_outage_what_runs_is_read_from_the_deployments_not_the_status(
+        mlflow: MLflowServer, resolver: Resolver, templates: TemplateSet) -> None:
+    """A status one write behind, or written by someone else, does not choose the version."""
+    name = registered(mlflow, versions=2)
+    spec = {"model": {"uri": f"models:/{name}@champion"}}
+    cluster = mc.Cluster()
+    _, status = converge(cluster, spec, templates, resolver)
+    forged = copy.deepcopy(status)
+    forged["stable"]["resolved"] = {"version": "2", "artifactUri": "x", "runId": "", "resolvedAt": "2099-01-01T00:00:00Z"}
+    down = Resolver("http://127.0.0.1:9")  # nothing listens there
+    try:
+        result = run_sync(mc.request(mc.parent(spec, status=forged), cluster.observed()), templates, resolve=down)
+    finally:
+        down.close()
+    assert fetched(result.children) == f"models:/{name}/1"
+    assert result.status.as_json()["stable"]["resolved"]["version"] == "1"
+    assert "keeps version 1" in condition(result.status.as_json())["message"]
+
+
 def test_an_unknown_alias_keeps_what_runs_and_a_new_resource_waits(mlflow: MLflowServer, resolver: Resolver,
                                                                    templates: TemplateSet) -> None:
     name = registered(mlflow)
@@ -323,6 +382,51 @@ def test_a_version_that_is_not_ready_is_not_pinned(templates: TemplateSet) -> No
     assert result.outcome == "unresolved"
     found = condition(result.status.as_json())
     assert found["reason"] == "VersionNotReady" and "PENDING_REGISTRATION" in found["message"]
+
+
+class Trickling:
+    """A 'registry' that answers a status line and headers, then one byte of body now and then."""
+
+    def __init__(self) -> None:
+        self.socket = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.socket.getsockname()[1]}"
+        self.stopped = threading.Event()
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while not self.stopped.is_set():
+            try:
+                connection, _ = self.socket.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._drip, args=(connection,), daemon=True).start()
+
+    def _drip(self, connection: socket.socket) -> None:
+        with suppress(OSError), connection:
+            connection.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n")
+            while not self.stopped.wait(0.1):
+                connection.sendall(b" ")
+
+    def close(self) -> None:
+        self.stopped.set()
+        self.socket.close()
+
+
+def test_a_registry_that_trickles_its_answer_is_bounded_and_its_failure_remembered() -> None:
+    trickling = Trickling()
+    resolve = Resolver(trickling.url, timeout_seconds=0.3)
+    try:
+        first = resolve(("models:/m@a",))["models:/m@a"]
+        assert first.reason == "RegistryUnreachable" and "0.3 s" in str(first.error)
+        time.sleep(0.6)  # past the whole exchange's bound, twice the timeout
+        started = time.monotonic()
+        second = resolve(("models:/m@a",))["models:/m@a"]
+        assert time.monotonic() - started < 0.1, "remembered: not asked again at once"
+        assert second.reason == "RegistryUnreachable" and "0.6 s" in str(second.error)
+        assert not resolve.registry._in_flight
+    finally:
+        resolve.close()
+        trickling.close()
 
 
 def test_basic_auth_when_configured() -> None:

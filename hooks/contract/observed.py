@@ -7,6 +7,7 @@ as 0 (one rule, here), while a child without apiVersion, kind or name is a bad r
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Literal
@@ -14,6 +15,9 @@ from typing import Any, Literal
 from hooks.contract.lastapplied import LAST_APPLIED_ANNOTATION
 
 REVISION_LABEL = "serving.llmdeploy.io/revision"  # a hash of the pod template (hooks.core.revision)
+# On a Deployment (not its pods): the registry version its pod template pins, as JSON
+# {reference, version, artifactUri, runId, resolvedAt}; what runs, when the registry cannot say.
+RESOLVED_ANNOTATION = "serving.llmdeploy.io/resolved"
 
 JSON = dict[str, Any]
 RouteWriter = Literal["istio", "gateway-api", "linkerd"]  # the router whose route a child is
@@ -69,6 +73,7 @@ class ObservedDeployment:
     conditions: tuple[DeploymentCondition, ...]
     last_applied: str | None
     revision: str | None = None  # the pod template's serving.llmdeploy.io/revision label
+    resolved: JSON | None = None  # its serving.llmdeploy.io/resolved annotation, decoded
 
     def condition(self, kind: str) -> DeploymentCondition | None:
         return next((c for c in self.conditions if c.type == kind), None)
@@ -156,7 +161,20 @@ def _deployment(name: str, meta: JSON, spec: JSON, status: JSON, last_applied: s
         conditions=conditions,
         last_applied=last_applied,
         revision=_revision(spec),
+        resolved=_resolved(meta),
     )
+
+
+def _resolved(meta: JSON) -> JSON | None:
+    annotations = meta.get("annotations")
+    text = annotations.get(RESOLVED_ANNOTATION) if isinstance(annotations, dict) else None
+    if not isinstance(text, str):
+        return None
+    try:
+        found = json.loads(text)
+    except ValueError:
+        return None
+    return found if isinstance(found, dict) else None
 
 
 def _revision(spec: JSON) -> str | None:

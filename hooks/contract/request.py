@@ -41,7 +41,6 @@ class PreviousStatus:
 
     conditions: dict[str, PreviousCondition] = field(default_factory=dict)
     models: dict[str, str] = field(default_factory=dict)  # per track: the model status reported
-    resolved: dict[str, JSON] = field(default_factory=dict)  # per track: the registry version it runs
     rollout: JSON | None = None  # status.rollout as written: the rollout's memory (hooks.core.rollout reads it)
 
 
@@ -91,10 +90,8 @@ def _previous(status: JSON) -> PreviousStatus:
                                                           since if isinstance(since, str) else "")
     models = {track: status[track]["model"] for track in ("stable", "canary")
               if isinstance(status.get(track), dict) and isinstance(status[track].get("model"), str)}
-    resolved = {track: status[track]["resolved"] for track in models
-                if isinstance(status[track].get("resolved"), dict)}
     rollout = status.get("rollout")
-    return PreviousStatus(conditions, models, resolved, rollout if isinstance(rollout, dict) else None)
+    return PreviousStatus(conditions, models, rollout if isinstance(rollout, dict) else None)
 
 
 def _children(groups: Any) -> list[tuple[str, str, str, JSON]]:

@@ -18,11 +18,21 @@ from hooks.api.spec import LLMDeploymentSpec
 from hooks.api.validation import validate_resource
 from hooks.canonical import digest, dumps
 from hooks.contract.lastapplied import Fingerprint
+from hooks.contract.observed import RESOLVED_ANNOTATION
 from hooks.contract.request import SyncRequest
 from hooks.core.children import render_children
 from hooks.core.naming import Names, Track
 from hooks.core.plans import Plan, TrackPlan
-from hooks.core.registry import Pin, Reference, Resolution, pins, previous_pins, reference_of, references
+from hooks.core.registry import (
+    Pin,
+    Reference,
+    Resolution,
+    pin_annotation,
+    pins,
+    pins_running,
+    reference_of,
+    references,
+)
 from hooks.core.revision import labelled, pod_template, revision_of
 from hooks.core.strategy import RolloutPolicy, RolloutRender
 from hooks.core.tracks import TrackSpec, track_specs
@@ -74,7 +84,7 @@ def desired_inputs(request: SyncRequest, settings: ChildSettings, rollout: Rollo
     """The inputs of `request`'s desired state, with the registry's `resolutions` (a fact)."""
     parent = request.parent
     names = Names(parent.name, parent.namespace)
-    previous = previous_pins(request.previous.resolved, request.previous.models)
+    running = pins_running(request.observed, names)
     return DesiredInputs(
         name=parent.name,
         namespace=parent.namespace,
@@ -86,7 +96,7 @@ def desired_inputs(request: SyncRequest, settings: ChildSettings, rollout: Rollo
                                   request.observed.available(names.deployment("canary"))),
         settings=settings,
         rollout=rollout,
-        pins=pins(references(parent.spec), resolutions or {}, previous),
+        pins=pins(references(parent.spec), resolutions or {}, running),
     )
 
 
@@ -135,6 +145,8 @@ def desire(inputs: DesiredInputs, templates: TemplateSet) -> Desired:
         pin = inputs.pins.get(source.model.uri)
         if kept and rollout is not None:
             model, pin = rollout.stable_model, rollout.stable_pin
+        if pin is not None:
+            children[i] = _pinned_on(children[i], pin)
         plans.append(TrackPlan(track.track, track.deployment, model, children[i]["spec"].get("replicas"),
                                Fingerprint.of(children[i]), spec.startup_timeout_seconds, pin))
     return Desired("ok", children=tuple(children), plan=Plan(tuple(plans), view.url, traffic), revision=revision,
@@ -152,6 +164,14 @@ def _pinned(track: TrackSpec, pinned: Mapping[str, Pin]) -> TrackSpec:
         return track
     model = track.model.model_copy(update={"uri": reference.pinned(pinned[track.model.uri].version)})
     return dataclasses.replace(track, model=model)
+
+
+def _pinned_on(child: JSON, pin: Pin) -> JSON:
+    """The Deployment, annotated with the registry version its pods run (its metadata, not its
+    pod template: no pod restarts for it)."""
+    metadata = child["metadata"]
+    annotations = {**(metadata.get("annotations") or {}), RESOLVED_ANNOTATION: pin_annotation(pin)}
+    return {**child, "metadata": {**metadata, "annotations": annotations}}
 
 
 def _written(track: TrackSpec) -> str:

@@ -3,20 +3,24 @@
 `models:/name@alias`, `models:/name/latest` and `models:/name/<stage>` name a version that
 moves. The edge asks the registry which version each one names now (`Resolution`, a fact);
 this module decides which version a sync pins: the registry's answer, or, while the registry
-cannot answer, the version the resource already runs (from its last status), so that an
+cannot answer, the version the resource already runs, so that an
 outage changes nothing. A pinned reference reaches the pod template as `models:/name/<version>`:
-every replica, and every restart, loads the same version. `models:/name/<version>` (or a
+every replica, and every restart, loads the same version; the Deployment itself carries the pin
+(an annotation), so what runs is read from what runs, never from a status anyone could write. `models:/name/<version>` (or a
 `models:/` uri with `model.revision`) is pinned as written and never asked about.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from hooks.contract.observed import Observed
 from hooks.core.conditions import format_time
+from hooks.core.naming import TRACKS, Names
 
 SCHEME = "models:/"
 STAGES = ("None", "Staging", "Production", "Archived")  # MLflow's deprecated stages
@@ -41,7 +45,7 @@ def reference_of(uri: str, revision: str | None = None) -> Reference | None:
         return None
     path = uri[len(SCHEME):]
     if "/" not in path and "@" in path:
-        name, _, alias = path.partition("@")
+        name, _, alias = path.rpartition("@")  # as MLflow splits it: a name may hold "@"
         return Reference(uri, name, alias=alias) if name and alias else None
     name, _, suffix = path.partition("/")
     if not name or not suffix or "/" in suffix or suffix.isdigit():
@@ -102,43 +106,60 @@ def _canary_model(spec: dict[str, Any], model: Any) -> dict[str, Any] | None:
 
 def pins(refs: Iterable[str], resolutions: Mapping[str, Resolution],
          previous: Mapping[str, Pin]) -> dict[str, Pin]:
-    """The version each reference runs this sync: the registry's answer when it has one;
-    else the last one the resource ran (an outage changes nothing); absent when neither."""
+    """The version each reference runs this sync: the registry's answer when it has one, unless
+    it predates the version already running (another hook replica's older memory of a moved
+    alias); else the one running (an outage changes nothing); absent when neither."""
     out = {}
     for uri in refs:
         answer = resolutions.get(uri)
         before = previous.get(uri)
-        if answer is not None and answer.version is not None:
-            kept = before is not None and before.version == answer.version
-            at = before.resolved_at if kept and before is not None else \
-                format_time(answer.resolved_at) if answer.resolved_at is not None else ""
-            out[uri] = Pin(uri, answer.version, answer.artifact_uri, answer.run_id, at)
-        elif before is not None:
-            out[uri] = before
-    return out
-
-
-def previous_pins(resolved: Mapping[str, Mapping[str, Any]], models: Mapping[str, str]) -> dict[str, Pin]:
-    """The pins the last status reports per track, by the reference they were for; the most
-    recently resolved when both tracks report one (mid-rollout, the canary runs the version
-    being tried, whether the alias moved forward or back)."""
-    out: dict[str, Pin] = {}
-    for track, entry in resolved.items():
-        uri = models.get(track)
-        version = entry.get("version")
-        if not (isinstance(uri, str) and isinstance(version, str) and version.isdigit()):
+        at = format_time(answer.resolved_at) if answer is not None and answer.resolved_at is not None else ""
+        if answer is None or answer.version is None or (
+                before is not None and before.version != answer.version and at < before.resolved_at):
+            if before is not None:
+                out[uri] = before
             continue
-        pin = Pin(uri, version, str(entry.get("artifactUri", "")), str(entry.get("runId", "")),
-                  str(entry.get("resolvedAt", "")))
-        held = out.get(uri)
-        if held is None or pin.resolved_at > held.resolved_at:
-            out[uri] = pin
+        kept = before is not None and before.version == answer.version
+        out[uri] = Pin(uri, answer.version, answer.artifact_uri, answer.run_id,
+                       before.resolved_at if kept and before is not None else at)
     return out
 
 
+def running_pins(entries: Iterable[Mapping[str, Any] | None]) -> dict[str, Pin]:
+    """The pins the observed Deployments carry, by reference; the most recently resolved when
+    both tracks carry one (mid-rollout, the canary runs the version being tried, whether the
+    alias moved forward or back)."""
+    out: dict[str, Pin] = {}
+    for entry in entries:
+        pin = pin_of(entry)
+        if pin is not None and (pin.reference not in out or pin.resolved_at > out[pin.reference].resolved_at):
+            out[pin.reference] = pin
+    return out
+
+
+def pins_running(observed: Observed, names: Names) -> dict[str, Pin]:
+    """What the resource's observed Deployments run, by reference."""
+    return running_pins(d.resolved for t in TRACKS if (d := observed.deployments.get(names.deployment(t))))
+
+
+def pin_of(entry: Mapping[str, Any] | None) -> Pin | None:
+    """A Deployment's pin annotation, decoded; None when absent or malformed."""
+    if entry is None:
+        return None
+    reference, version, artifact, run, at = (entry.get(k) for k in
+                                              ("reference", "version", "artifactUri", "runId", "resolvedAt"))
+    if not (isinstance(reference, str) and isinstance(version, str) and version.isdigit()
+            and isinstance(artifact, str) and isinstance(run, str) and isinstance(at, str)):
+        return None
+    return Pin(reference, version, artifact, run, at)
+
+
+def pin_annotation(pin: Pin) -> str:
+    return json.dumps({"reference": pin.reference, "version": pin.version, "artifactUri": pin.artifact_uri,
+                       "runId": pin.run_id, "resolvedAt": pin.resolved_at}, sort_keys=True, separators=(",", ":"))
 
 def resolved_condition(refs: Iterable[str], resolutions: Mapping[str, Resolution],
-                       pinned: Mapping[str, Pin]) -> tuple[bool, str, str] | None:
+                       pinned: Mapping[str, Pin], has_children: bool) -> tuple[bool, str, str] | None:
     """ModelResolved (status, reason, message) for the references a spec names; None without one."""
     refs = list(refs)
     if not refs:
@@ -153,6 +174,7 @@ def resolved_condition(refs: Iterable[str], resolutions: Mapping[str, Resolution
         why = answer.error if answer is not None and answer.error else "not asked yet"
         kept = pinned.get(uri)
         then = (f"keeps version {kept.version}" if kept is not None
+                else "its children are kept as they are until it resolves" if has_children
                 else "nothing is created for it until it resolves")
         messages.append(f"{uri}: {why}; {then}, and it is tried again")
     return False, reason, "; ".join(messages)

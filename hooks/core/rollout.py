@@ -27,7 +27,7 @@ from hooks.core.conditions import format_time
 from hooks.core.desired import Desired
 from hooks.core.facts import Facts
 from hooks.core.naming import Names
-from hooks.core.registry import Pin, previous_pins
+from hooks.core.registry import Pin, pin_of
 from hooks.core.revision import pod_template, revision_of
 from hooks.core.strategy import JSON, RolloutPolicy, RolloutRender
 from hooks.errors import UnsafeToAnswer
@@ -161,7 +161,7 @@ def decide(request: SyncRequest, direct: Desired, facts: Facts) -> RolloutDecisi
         names=names, policy=policy, revision=revision, canary_model=_canary_model(direct),
         stable=stable, stable_template=template, stable_revision=stable_revision,
         stable_model=request.previous.models.get("stable"),
-        stable_pin=_stable_pin(request),
+        stable_pin=_stable_pin(stable),
         canary=observed.deployments.get(names.deployment("canary")),
         routed_to_canary=_routed_to_canary(observed, names),
         active=frozenset(a for a in CONTROL_ANNOTATIONS if annotations.get(a) == "true"),
@@ -177,12 +177,9 @@ def decide(request: SyncRequest, direct: Desired, facts: Facts) -> RolloutDecisi
     return _summarised(_rolling(s, facts), len(policy.steps))
 
 
-def _stable_pin(request: SyncRequest) -> Pin | None:
-    """The registry version the stable's kept template runs, as the last status reported it."""
-    model, resolved = request.previous.models.get("stable"), request.previous.resolved.get("stable")
-    if model is None or resolved is None:
-        return None
-    return previous_pins({"stable": resolved}, {"stable": model}).get(model)
+def _stable_pin(observed: ObservedDeployment) -> Pin | None:
+    """The registry version the stable's kept template runs, as the stable carries it."""
+    return pin_of(observed.resolved)
 
 
 def _routed_to_canary(observed: Observed, names: Names) -> int:

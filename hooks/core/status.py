@@ -11,9 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Literal
-
-from pydantic import ValidationError
+from typing import Literal
 
 from hooks.api.status import LLMDeploymentStatus, Phase, ResolvedModel, RolloutStatus, TrackStatus, TrafficStatus
 from hooks.contract.lastapplied import was_applied
@@ -22,12 +20,11 @@ from hooks.contract.request import PreviousStatus
 from hooks.core.conditions import settle
 from hooks.core.naming import TRACKS, Names, Track
 from hooks.core.plans import Plan, TrackPlan
-from hooks.core.registry import Pin
+from hooks.core.registry import Pin, pin_of
 from hooks.core.traffic import TrafficSplit, replica_split
 
 Frozen = Literal["Invalid", "Paused", "Terminating"]
 Registry = tuple[bool, str, str] | None  # ModelResolved: status, reason, message; None without a reference
-JSON = dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -81,7 +78,8 @@ def frozen_status(observed: Observed, names: Names, previous: PreviousStatus, no
                if route is not None
                else replica_split(*(next((p.available for p in progress if p.track == t), 0) for t in TRACKS)))
     models = {t: previous.models.get(t) for t in TRACKS}
-    resolved = {t: ResolvedModel.model_validate(previous.resolved[t]) for t in TRACKS if _valid(previous.resolved.get(t))}
+    resolved = {p.track: _resolved(pin) for p in progress
+                if (pin := pin_of(observed.deployments[p.name].resolved if p.exists else None)) is not None}
     return _status(progress, models, resolved, url, traffic, previous, now, generation, spec_errors, why, rollout,
                    registry)
 
@@ -91,16 +89,7 @@ def _resolved(pin: Pin) -> ResolvedModel:
                                          resolved_at=pin.resolved_at)
 
 
-def _valid(entry: JSON | None) -> bool:
-    """Whether a resolved entry of the last status can be reported again (anyone with access
-    to the status subresource can write it)."""
-    if entry is None:
-        return False
-    try:
-        ResolvedModel.model_validate(entry)
-    except ValidationError:
-        return False
-    return True
+
 
 
 ROLLOUT_UNDER_WAY = ("Progressing", "Paused", "Promoting")

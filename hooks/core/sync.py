@@ -20,7 +20,7 @@ from hooks.core.desired import Desired, DesiredInputs, desired_inputs
 from hooks.core.facts import Facts, Measurement
 from hooks.core.freeze import frozen_children
 from hooks.core.naming import Names
-from hooks.core.registry import Resolution, pins, previous_pins, references, resolved_condition
+from hooks.core.registry import Resolution, pins, pins_running, references, resolved_condition
 from hooks.core.rollout import NO_ROLLOUT, MeasurementPlan, RolloutDecision, decide, measurement_due, previous_rollout
 from hooks.core.status import frozen_status, status
 from hooks.settings import ChildSettings
@@ -57,8 +57,9 @@ def sync(request: SyncRequest, facts: Facts, desired: Desired | None,
                           "finalizing", finalized=not request.observed.children)
     assert desired is not None, "only a finalize call needs no desired state"
     refs = references(parent.spec)
-    registry = resolved_condition(refs, facts.resolutions, pins(refs, facts.resolutions, previous_pins(
-        request.previous.resolved, request.previous.models))) if desired.outcome in ("ok", "unresolved") else None
+    running = pins_running(request.observed, names)
+    registry = resolved_condition(refs, facts.resolutions, pins(refs, facts.resolutions, running),
+                                  bool(request.observed.children)) if desired.outcome in ("ok", "unresolved") else None
     resync = _sooner(rollout.resync_after, _registry_resync(refs, facts))
     if desired.outcome == "ok":
         assert desired.plan is not None

@@ -23,6 +23,7 @@ from hooks.settings import RegistrySettings
 
 API = "/api/2.0/mlflow"
 RETRY_SECONDS = 10.0  # how soon a failed resolution is tried again (at most refresh_seconds)
+REMEMBERED = 4096  # answers kept: far more references than a fleet names
 
 
 def utc_now() -> datetime:
@@ -99,13 +100,22 @@ class MLflowRegistry:
 
     async def _ask(self, uri: str) -> Resolution:
         try:
-            answer = await self._fetch(uri)
+            # httpx bounds each read, not a response that trickles in: bound the whole exchange.
+            answer = await asyncio.wait_for(self._fetch(uri), 2 * self.settings.timeout_seconds)
+        except TimeoutError:
+            answer = self._failed("RegistryUnreachable", f"the registry did not answer within "
+                                                         f"{2 * self.settings.timeout_seconds:g} s")
         except RegistryError as e:
             answer = self._failed(e.reason, str(e))
         except Exception as e:  # noqa: BLE001 - an answer it cannot read is an error, never a crash
             answer = self._failed("RegistryError", f"{type(e).__name__}: {e}")
         seconds = self.settings.refresh_seconds if answer.version is not None else \
             min(RETRY_SECONDS, self.settings.refresh_seconds)
+        if len(self._answers) >= REMEMBERED:  # references nobody names any more go first
+            now = time.monotonic()
+            self._answers = {k: v for k, v in self._answers.items() if v[1] > now}
+            while len(self._answers) >= REMEMBERED:
+                del self._answers[next(iter(self._answers))]
         self._answers[uri] = (answer, time.monotonic() + seconds)
         self._in_flight.pop(uri, None)
         return answer
