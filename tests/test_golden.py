@@ -15,7 +15,7 @@ CASES = [case for group in ("examples", "corpus") for case in load(group)]
 
 def test_the_corpus_covers_every_outcome() -> None:
     phases = {json.loads(c["body"]).get("status", {}).get("phase") for c in CASES if c["code"] == 200}
-    assert phases == {"Pending", "Ready", "Degraded", "Invalid", "Paused"}
+    assert phases == {"Pending", "Progressing", "Ready", "Degraded", "Invalid", "Paused"}
     assert {c["code"] for c in CASES} == {200, 409}
 
 

@@ -52,7 +52,7 @@ BASE: dict[str, Any] = {
                 "retries": {"attempts": 2, "perTryTimeoutSeconds": 300, "retryOn": "5xx"}, "loadBalancer": "LEAST_REQUEST"},
     "pod": {"nodeSelector": {"pool": "gpu"}, "affinity": {"nodeAffinity": {}}, "labels": {"team": "a"},
             "annotations": {"note": "a"}, "serviceAccountName": "sa", "priorityClassName": "high",
-            "imagePullSecrets": [{"name": "pull"}],
+            "imagePullSecrets": [{"name": "pull"}], "securityContext": {},
             "tolerations": [{"key": "spot", "operator": "Equal", "value": "yes", "effect": "NoExecute",
                              "tolerationSeconds": 60}]},
     "startupTimeoutSeconds": 1800,
@@ -127,6 +127,9 @@ EFFECTS: list[tuple[str, Any]] = [
         "podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
             {"weight": 5, "podAffinityTerm": {"topologyKey": "kubernetes.io/hostname"}}]}}),
     ("pod.annotations", {"note": "b"}), ("pod.serviceAccountName", "other"), ("pod.priorityClassName", "low"),
+    ("pod.automountServiceAccountToken", True), ("pod.securityContext.runAsUser", 2000),
+    ("pod.securityContext.runAsGroup", 2000), ("pod.securityContext.fsGroup", 3000),
+    ("pod.securityContext.runAsNonRoot", False), ("pod.securityContext.supplementalGroups", [4000]),
     ("pod.imagePullSecrets[0].name", "other"), ("pod.tolerations[0].key", "other"),
     ("pod.tolerations[0]", {"key": "spot", "operator": "Exists"}), ("pod.tolerations[0].value", "no"),
     ("pod.tolerations[0].effect", "NoSchedule"), ("pod.tolerations[0].tolerationSeconds", 30),

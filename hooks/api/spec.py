@@ -396,6 +396,26 @@ class LocalObjectReference(SpecModel):
     name: DNSSubdomain = Field(description="Name of the referenced object.")
 
 
+UserId = Annotated[int, Field(ge=0, le=2**31 - 1)]
+
+
+class PodSecurityContext(SpecModel):
+    """Overrides of the hardened defaults (a subset of core/v1 PodSecurityContext)."""
+
+    cel_rules = (
+        Rule("!has(self.runAsNonRoot) || !self.runAsNonRoot || !has(self.runAsUser) || self.runAsUser != 0",
+             "runAsNonRoot with runAsUser 0 never starts: the kubelet refuses it", ".runAsUser"),
+    )
+
+    run_as_user: UserId | None = Field(None, description="UID of the containers; default: the engine's (README).")
+    run_as_group: UserId | None = Field(None, description="GID of the containers.")
+    fs_group: UserId | None = Field(None, description="Group that owns the volumes (the model cache).")
+    run_as_non_root: bool | None = Field(None, description="Refuse to start as root; default true where the "
+                                         "engine runs as non-root.")
+    supplemental_groups: list[UserId] = Field(default_factory=list, max_length=16,
+                                              description="More groups for the containers.")
+
+
 class Pod(SpecModel):
     cel_rules = (qualified_keys("nodeSelector", "node selector"), qualified_keys("labels", "label"),
                  qualified_keys("annotations", "annotation"))
@@ -410,6 +430,10 @@ class Pod(SpecModel):
     priority_class_name: DNSSubdomainOrEmpty = Field("", description="PriorityClass of the pods.")
     image_pull_secrets: list[LocalObjectReference] = Field(default_factory=list, max_length=16,
                                                            description="Image pull Secrets.")
+    security_context: PodSecurityContext = Field(default_factory=PodSecurityContext,
+                                                 description="Overrides of the pods' hardened security context.")
+    automount_service_account_token: bool = Field(False, description="Mount the ServiceAccount's API token (the "
+                                                  "engines never call the API server).")
 
 
 class RolloutStep(SpecModel):

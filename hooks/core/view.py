@@ -15,7 +15,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from hooks.api.quantity import canonical_quantity
-from hooks.api.spec import HTTP_ROUTE_ROUTERS, EnvVar, HTTPMatch, LLMDeploymentSpec, Metric, Resources, StringMatch
+from hooks.api.spec import (
+    HTTP_ROUTE_ROUTERS,
+    EnvVar,
+    HTTPMatch,
+    LLMDeploymentSpec,
+    Metric,
+    Pod,
+    Resources,
+    StringMatch,
+)
 from hooks.core.engines import GPU_UTILIZATION_METRIC, PROFILES, EngineArgs
 from hooks.core.naming import PORT_NAME, Names, Track
 from hooks.core.sources import MODEL_CACHE_PATH, locate
@@ -48,11 +57,19 @@ class ProbesView:
 
 
 @dataclass(frozen=True)
+class ResourcesView:
+    requests: dict[str, str]  # canonical quantities, GPUs included
+    limits: dict[str, str]
+
+
+@dataclass(frozen=True)
 class DownloadView:
     """An init container that fetches the model into the cache before the engine starts."""
 
     image: str
     command: tuple[str, ...]
+    resources: ResourcesView
+    env: tuple[JSON, ...]  # HOME on a writable emptyDir: the cloud CLIs keep their config there
 
 
 @dataclass(frozen=True)
@@ -85,18 +102,14 @@ class PodView:
     tolerations: tuple[JSON, ...]
     affinity: JSON
     termination_grace_period_seconds: int
+    security_context: JSON  # pod level: non-root, seccomp RuntimeDefault, with the spec's overrides
+    automount_service_account_token: bool
 
 
 @dataclass(frozen=True)
 class RollingUpdateView:
     max_surge: int | str
     max_unavailable: int | str
-
-
-@dataclass(frozen=True)
-class ResourcesView:
-    requests: dict[str, str]  # canonical quantities, GPUs included
-    limits: dict[str, str]
 
 
 @dataclass(frozen=True)
@@ -125,6 +138,8 @@ class TrackView:
     resources: ResourcesView
     source: SourceView
     cache: CacheView
+    container_security_context: JSON  # every container: no privilege escalation, no capabilities, read-only root
+    writable: tuple[JSON, ...]  # emptyDir mounts a read-only root needs: name, mount_path
 
 
 @dataclass(frozen=True)
@@ -358,6 +373,8 @@ def _track_view(t: TrackSpec, spec: LLMDeploymentSpec, names: Names, settings: C
             tolerations=_tolerations(spec, resources),
             affinity=pod.affinity.model_dump(exclude_none=True),
             termination_grace_period_seconds=spec.traffic.timeout_seconds,
+            security_context=_pod_security_context(pod),
+            automount_service_account_token=pod.automount_service_account_token,
         ),
         model=f"{model.uri}@{model.revision}" if model.revision else model.uri,
         image=engine.image or settings.engine_images[engine.type],
@@ -379,16 +396,48 @@ def _track_view(t: TrackSpec, spec: LLMDeploymentSpec, names: Names, settings: C
             mount_path=source.mount_path,
             claim_name=source.claim_name,
             image_reference=source.image_reference,
-            download=DownloadView(source.download.image, source.download.command) if source.download else None,
+            download=DownloadView(source.download.image, source.download.command,
+                                  ResourcesView(dict(DOWNLOAD_REQUESTS), dict(DOWNLOAD_LIMITS)),
+                                  ({"name": "HOME", "value": HOME_PATH},))
+            if source.download else None,
         ),
         cache=CacheView(MODEL_CACHE_PATH,
                         canonical_quantity(model.cache.size) if model.cache.size is not None else None,
                         model.cache.claim_name),
+        container_security_context=CONTAINER_SECURITY_CONTEXT,
+        writable=tuple({"name": name, "mount_path": path} for name, path in WRITABLE_PATHS),
     )
 
 
+# Every engine's default image runs as this user once HOME and /tmp are writable; the group
+# owns the volumes, so a shared cache claim is writable too. (README: "Security".)
+ENGINE_USER = 10001  # above 10000: no clash with a host user (checkov CKV_K8S_40)
+CONTAINER_SECURITY_CONTEXT: JSON = {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]},
+                                    "readOnlyRootFilesystem": True}
+HOME_PATH = "/home/engine"
+WRITABLE_PATHS = (("tmp", "/tmp"), ("home", HOME_PATH))  # emptyDirs: compile caches, JIT kernels, sockets
+DOWNLOAD_REQUESTS = {"cpu": "250m", "memory": "512Mi"}  # bounded: a download neither starves the node
+DOWNLOAD_LIMITS = {"cpu": "2", "memory": "4Gi"}  # nor is the first evicted
+
+
+def _pod_security_context(pod: Pod) -> JSON:
+    """The hardened defaults, with the spec's overrides laid over them."""
+    overrides = pod.security_context
+    user = overrides.run_as_user if overrides.run_as_user is not None else ENGINE_USER
+    out: JSON = {
+        "runAsNonRoot": overrides.run_as_non_root if overrides.run_as_non_root is not None else user != 0,
+        "runAsUser": user,
+        "runAsGroup": overrides.run_as_group if overrides.run_as_group is not None else ENGINE_USER,
+        "fsGroup": overrides.fs_group if overrides.fs_group is not None else ENGINE_USER,
+        "seccompProfile": {"type": "RuntimeDefault"},
+    }
+    if overrides.supplemental_groups:
+        out["supplementalGroups"] = list(overrides.supplemental_groups)
+    return out
+
+
 def _env(extra: Sequence[EnvVar]) -> tuple[JSON, ...]:
-    base = {"HF_HOME": {"name": "HF_HOME", "value": MODEL_CACHE_PATH}}
+    base = {"HF_HOME": {"name": "HF_HOME", "value": MODEL_CACHE_PATH}, "HOME": {"name": "HOME", "value": HOME_PATH}}
     for var in extra:
         base[var.name] = var.model_dump(exclude_none=True)
     return tuple(base.values())

@@ -97,6 +97,8 @@ INVALID: list[tuple[dict[str, Any], str]] = [
      "spec.canary.match: an HTTPRoute matches header and query parameter names of at most 256 characters"),
     ({"model": {"uri": "hf://a/b"}, "expose": {"host": "m.example.com", "annotations": {"a b": "1"}}},
      "spec.expose.annotations: annotation keys must be qualified names"),
+    ({"model": {"uri": "hf://a/b"}, "pod": {"securityContext": {"runAsNonRoot": True, "runAsUser": 0}}},
+     "spec.pod.securityContext.runAsUser: runAsNonRoot with runAsUser 0 never starts"),
     ({"model": {"uri": "hf://a/b"}, "expose": {"host": "10.1.2.3"}},
      "spec.expose.host: must be a DNS name, not an IP address"),
     ({"model": {"uri": "hf://a/b"}, "expose": {"host": "m.example.com", "className": "nginx",
