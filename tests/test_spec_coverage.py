@@ -110,6 +110,7 @@ EFFECTS: list[tuple[str, Any]] = [
     ("expose", {"host": "m.example.com", "via": "gateway",
                 "gateway": {"name": "public", "namespace": "gateways", "sectionName": "https"}}),
     ("expose", {"host": "m.example.com", "via": "istio", "gateway": {"name": "public"}}),
+    ("observability", {"tracing": {"endpoint": "http://otel:4317", "sampleRatio": 0.5}}),
     ("pod.nodeSelector", {"pool": "b"}), ("pod.labels", {"team": "b"}),
     ("pod.affinity", {"nodeAffinity": {
         "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [

@@ -598,6 +598,21 @@ _HTTP_ROUTE_MATCH_RULES = (
 )
 
 
+TRACING_ENGINES: tuple[EngineType, ...] = ("vllm", "tgi")  # engines that export OTLP traces
+_CANARY_ENGINE = "(has(self.canary) && has(self.canary.engine.type) ? self.canary.engine.type : self.engine.type)"
+
+
+class Tracing(SpecModel):
+    endpoint: str = Field(max_length=253, pattern=r"^https?://[^\s/?#@]+/?$",
+                          description="The OpenTelemetry collector's OTLP gRPC endpoint, http(s)://host:port.")
+    sample_ratio: float = Field(1.0, ge=0, le=1, description="Share of requests traced (vLLM; TGI traces every "
+                                "request).")
+
+
+class Observability(SpecModel):
+    tracing: Tracing | None = Field(None, description="Present: the engine exports traces (vLLM and TGI).")
+
+
 class LLMDeploymentSpec(SpecModel):
     cel_rules = (
         Rule("!has(self.engine.tensorParallelSize) || self.engine.tensorParallelSize <= "
@@ -616,6 +631,13 @@ class LLMDeploymentSpec(SpecModel):
         Rule(f"!has(self.canary) || !self.canary.mirror || {ROUTER_CEL} != 'linkerd'",
              "Linkerd does not mirror requests: remove canary.mirror, or use router gateway-api or istio",
              ".canary.mirror"),
+        Rule(f"!has(self.observability.tracing) || (self.engine.type in {list(TRACING_ENGINES)} && "
+             f"{_CANARY_ENGINE} in {list(TRACING_ENGINES)})",
+             f"only {' and '.join(TRACING_ENGINES)} export traces: remove observability.tracing, or serve with one of them",
+             ".observability.tracing"),
+        Rule("!has(self.observability.tracing) || !has(self.observability.tracing.sampleRatio) || "
+             f"self.observability.tracing.sampleRatio == 1.0 || (self.engine.type == 'vllm' && {_CANARY_ENGINE} == 'vllm')",
+             "TGI traces every request: sampleRatio below 1 needs vllm", ".observability.tracing.sampleRatio"),
         Rule(f"!has(self.expose) || self.expose.via != 'istio' || {ROUTER_CEL} == 'istio'",
              "expose via istio adds a Gateway to the VirtualService: it needs router istio", ".expose.via"),
         Rule("!has(self.canary) || !((has(self.canary.engine.type) ? self.canary.engine.type : self.engine.type)"
@@ -633,6 +655,7 @@ class LLMDeploymentSpec(SpecModel):
     canary: Canary | None = Field(None, description="Present: a canary Deployment gets part of the traffic.")
     traffic: Traffic = Field(default_factory=Traffic, description="How traffic reaches the model.")
     expose: Expose | None = Field(None, description="Reach the model from outside the cluster.")
+    observability: Observability = Field(default_factory=Observability, description="Traces.")
     pod: Pod = Field(default_factory=Pod, description="Passed through to both Deployments' pod templates.")
     startup_timeout_seconds: int = Field(
         1800, ge=1, le=MAX_STARTUP_SECONDS,

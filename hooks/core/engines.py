@@ -90,3 +90,17 @@ PROFILES: dict[EngineType, EngineProfile] = {
 }
 
 GPU_UTILIZATION_METRIC = "DCGM_FI_DEV_GPU_UTIL"
+
+
+def tracing(engine: EngineType, endpoint: str, service: str, ratio: float) -> tuple[list[str], list[tuple[str, str]]]:
+    """The engine's OTLP trace export: its arguments and environment (the spec allows only
+    the engines here)."""
+    if engine == "vllm":  # the OpenTelemetry SDK reads the sampler and insecurity from the environment
+        env = [("OTEL_SERVICE_NAME", service), ("OTEL_TRACES_SAMPLER", "parentbased_traceidratio"),
+               ("OTEL_TRACES_SAMPLER_ARG", f"{ratio:g}")]
+        if endpoint.startswith("http://"):
+            env.append(("OTEL_EXPORTER_OTLP_TRACES_INSECURE", "true"))
+        return [f"--otlp-traces-endpoint={endpoint}"], env
+    if engine == "tgi":
+        return [f"--otlp-endpoint={endpoint}", f"--otlp-service-name={service}"], []
+    raise AssertionError(f"{engine} exports no traces: the spec rules refuse it")

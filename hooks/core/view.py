@@ -17,6 +17,7 @@ from typing import Any
 from hooks.api.quantity import canonical_quantity
 from hooks.api.spec import (
     HTTP_ROUTE_ROUTERS,
+    EngineType,
     EnvVar,
     HTTPMatch,
     LLMDeploymentSpec,
@@ -25,7 +26,7 @@ from hooks.api.spec import (
     Resources,
     StringMatch,
 )
-from hooks.core.engines import GPU_UTILIZATION_METRIC, PROFILES, EngineArgs
+from hooks.core.engines import GPU_UTILIZATION_METRIC, PROFILES, EngineArgs, tracing
 from hooks.core.naming import PORT_NAME, Names, Track
 from hooks.core.sources import MODEL_CACHE_PATH, locate
 from hooks.core.tracks import TrackSpec
@@ -350,6 +351,7 @@ def _track_view(t: TrackSpec, spec: LLMDeploymentSpec, names: Names, settings: C
         port=engine.port,
     ))
     pod = spec.pod
+    trace_args, trace_env = _tracing(spec, engine.type, names.deployment(t.track))
     return TrackView(
         track=t.track,
         deployment=names.deployment(t.track),
@@ -379,8 +381,8 @@ def _track_view(t: TrackSpec, spec: LLMDeploymentSpec, names: Names, settings: C
         model=f"{model.uri}@{model.revision}" if model.revision else model.uri,
         image=engine.image or settings.engine_images[engine.type],
         command=profile.command,
-        args=(*args, *engine.args),
-        env=_env(engine.env),
+        args=(*args, *trace_args, *engine.args),
+        env=_env(engine.env, trace_env),
         credentials_secret=model.credentials_secret,
         port=engine.port,
         port_name=PORT_NAME,
@@ -436,8 +438,14 @@ def _pod_security_context(pod: Pod) -> JSON:
     return out
 
 
-def _env(extra: Sequence[EnvVar]) -> tuple[JSON, ...]:
+def _tracing(spec: LLMDeploymentSpec, engine: EngineType, service: str) -> tuple[list[str], list[tuple[str, str]]]:
+    found = spec.observability.tracing
+    return tracing(engine, found.endpoint.rstrip("/"), service, found.sample_ratio) if found else ([], [])
+
+
+def _env(extra: Sequence[EnvVar], ours: Sequence[tuple[str, str]] = ()) -> tuple[JSON, ...]:
     base = {"HF_HOME": {"name": "HF_HOME", "value": MODEL_CACHE_PATH}, "HOME": {"name": "HOME", "value": HOME_PATH}}
+    base |= {name: {"name": name, "value": value} for name, value in ours}
     for var in extra:
         base[var.name] = var.model_dump(exclude_none=True)
     return tuple(base.values())

@@ -99,6 +99,11 @@ INVALID: list[tuple[dict[str, Any], str]] = [
      "spec.expose.annotations: annotation keys must be qualified names"),
     ({"model": {"uri": "hf://a/b"}, "pod": {"securityContext": {"runAsNonRoot": True, "runAsUser": 0}}},
      "spec.pod.securityContext.runAsUser: runAsNonRoot with runAsUser 0 never starts"),
+    ({"model": {"uri": "hf://a/b"}, "engine": {"type": "sglang"}, "observability": {"tracing": {"endpoint": "http://o:4317"}}},
+     "spec.observability.tracing: only vllm and tgi export traces"),
+    ({"model": {"uri": "hf://a/b"}, "engine": {"type": "tgi"},
+      "observability": {"tracing": {"endpoint": "http://o:4317", "sampleRatio": 0.5}}},
+     "spec.observability.tracing.sampleRatio: TGI traces every request"),
     ({"model": {"uri": "hf://a/b"}, "expose": {"host": "10.1.2.3"}},
      "spec.expose.host: must be a DNS name, not an IP address"),
     ({"model": {"uri": "hf://a/b"}, "expose": {"host": "m.example.com", "className": "nginx",
@@ -134,6 +139,10 @@ INVALID: list[tuple[dict[str, Any], str]] = [
 ]
 SCHEMA_INVALID: list[tuple[dict[str, Any], str]] = [
     ({"model": {"uri": "hf://a/b"}, "canary": {"weight": 101}}, "spec.canary.weight"),
+    ({"model": {"uri": "hf://a/b"}, "observability": {"tracing": {"endpoint": "otel:4317"}}},
+     "spec.observability.tracing.endpoint"),
+    ({"model": {"uri": "hf://a/b"}, "observability": {"tracing": {"endpoint": "http://o:4317", "sampleRatio": 2}}},
+     "spec.observability.tracing.sampleRatio"),
     ({"model": {"uri": "hf://a/b"}, "replicas": -1}, "spec.replicas"),
     ({"model": {"uri": "hf://a/b"}, "resources": {"gpu": {"count": -1}}}, "spec.resources.gpu.count"),
     ({"model": {"uri": "hf://a/b"}, "resources": {"memory": "32GB"}}, "spec.resources.memory"),
