@@ -83,6 +83,20 @@ def test_an_answer_older_than_the_running_version_does_not_undo_it() -> None:
     assert pins([uri], {uri: back}, running)[uri].version == "3", "moved back later: a new answer"
 
 
+def test_a_paused_resource_never_waits_on_the_registry(templates: TemplateSet) -> None:
+    def answer(request: httpx.Request) -> httpx.Response:
+        raise AssertionError("a paused resource asked the registry")
+
+    resolve = Resolver("http://registry.invalid", transport=httpx.MockTransport(answer))
+    try:
+        result = run_sync(mc.request(mc.parent({"model": {"uri": "models:/m@champion"}, "paused": True})), templates,
+                          resolve=resolve)
+    finally:
+        resolve.close()
+    assert result.outcome == "paused" and resolve.registry.requests == 0
+    assert "ModelResolved" not in [c["type"] for c in result.status.as_json()["conditions"]]
+
+
 def test_registry_settings_are_the_hooks_and_checked() -> None:
     settings = Settings.from_env({"LLMDEPLOY_MLFLOW_TRACKING_URI": "https://mlflow.ml:5000/", "MLFLOW_TRACKING_TOKEN": "t\n",
                                   "LLMDEPLOY_REGISTRY_REFRESH_SECONDS": "30"})

@@ -82,9 +82,10 @@ class Pin:
 
 def references(spec: Any) -> tuple[str, ...]:
     """The moving references a spec (as written, perhaps invalid) names: its model and its
-    canary's model, each once."""
+    canary's model, each once; none while it is paused (its children stay as they are, so no
+    sync waits on the registry for it)."""
     found: list[str] = []
-    if not isinstance(spec, dict):
+    if not isinstance(spec, dict) or spec.get("paused") is True:
         return ()
     model = spec.get("model")
     for source in (model, _canary_model(spec, model)):
