@@ -33,7 +33,6 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 import time
@@ -44,33 +43,14 @@ from typing import Any
 
 import httpx
 
-from tests.prerequisites import missing
+from tests.conftest import free_port
+from tests.prerequisites import venv_tool
 
-ROOT = Path(__file__).resolve().parent.parent
-# Where `make test-tools` installs mlflow: a venv of its own, as it pins many packages.
-VENV_MLFLOW = ROOT / ".venv-mlflow" / "bin" / "mlflow"
 # The experiment every SQL backend store creates ("Default").
 DEFAULT_EXPERIMENT = "0"
 # Job execution starts a huey consumer, and telemetry talks to the internet: tests need neither.
 _ENVIRONMENT = {"MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false", "MLFLOW_DISABLE_TELEMETRY": "true",
                 "DO_NOT_TRACK": "true"}
-
-
-def mlflow_executable() -> str:
-    """The `mlflow` of .venv-mlflow, else the one on PATH; or skip (fail under CI=true) without."""
-    if os.access(VENV_MLFLOW, os.X_OK):
-        return str(VENV_MLFLOW)
-    found = shutil.which("mlflow")
-    if found is None:
-        missing("mlflow is not installed (`make test-tools` installs it into .venv-mlflow)")
-    return found
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 class MLflowServer:
@@ -79,9 +59,9 @@ class MLflowServer:
     down and bring it back on the same port and store."""
 
     def __init__(self, *, startup_timeout: float = 60.0) -> None:
-        self.executable = mlflow_executable()
+        self.executable = venv_tool("mlflow")
         self.startup_timeout = startup_timeout
-        self.port = _free_port()
+        self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.directory = Path(tempfile.mkdtemp(prefix="mlflowserver-"))
         self.log_path = self.directory / "mlflow.log"
@@ -227,4 +207,4 @@ class MLflowServer:
         self.close()
 
 
-__all__ = ["DEFAULT_EXPERIMENT", "MLflowServer", "mlflow_executable"]
+__all__ = ["DEFAULT_EXPERIMENT", "MLflowServer"]

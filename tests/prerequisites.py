@@ -5,9 +5,23 @@ provides everything, it fails it instead, so that nothing is silently left untes
 from __future__ import annotations
 
 import os
+import shutil
+from pathlib import Path
 from typing import NoReturn
 
 import pytest
+
+
+def venv_tool(name: str) -> str:
+    """`name` from .venv-<name>, where `make test-tools` installs the large tools, else from PATH;
+    or skip (fail under CI=true) without it."""
+    own = Path(__file__).resolve().parent.parent / f".venv-{name}" / "bin" / name
+    if os.access(own, os.X_OK):
+        return str(own)
+    found = shutil.which(name)
+    if found is None:
+        missing(f"{name} is not installed (`make test-tools` installs it into .venv-{name})")
+    return found
 
 
 def missing(reason: str) -> NoReturn:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import tempfile
 from collections.abc import Sequence
@@ -15,19 +14,7 @@ from typing import Any
 
 import yaml
 
-from tests.prerequisites import missing
-
-ROOT = Path(__file__).resolve().parent.parent
-VENV_CHECKOV = ROOT / ".venv-checkov" / "bin" / "checkov"
-
-
-def checkov_executable() -> str:
-    if os.access(VENV_CHECKOV, os.X_OK):
-        return str(VENV_CHECKOV)
-    found = shutil.which("checkov")
-    if found is None:
-        missing("checkov is not installed (`make test-tools` installs it into .venv-checkov)")
-    return found
+from tests.prerequisites import venv_tool
 
 
 def findings(objects: Sequence[dict[str, Any]]) -> set[tuple[str, str]]:
@@ -36,7 +23,7 @@ def findings(objects: Sequence[dict[str, Any]]) -> set[tuple[str, str]]:
     with tempfile.TemporaryDirectory() as folder:
         manifest = Path(folder) / "objects.yaml"
         manifest.write_text(yaml.safe_dump_all(list(objects), sort_keys=False))
-        result = subprocess.run([checkov_executable(), "--framework", "kubernetes", "-f", str(manifest), "--quiet",
+        result = subprocess.run([venv_tool("checkov"), "--framework", "kubernetes", "-f", str(manifest), "--quiet",
                                  "--skip-download", "--output", "json"], capture_output=True, text=True, timeout=300,
                                 check=False, env={**os.environ, "BC_SKIP_MAPPING": "TRUE"})
     if result.returncode not in (0, 1):  # 1: findings

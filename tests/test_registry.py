@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import copy
 import itertools
-import json
 import socket
 import threading
 import time
@@ -33,7 +32,7 @@ from tests.conftest import HookServer
 from tests.mlflowserver import MLflowServer
 from tests.rollouts import CANARY, STABLE, Rollout, values
 from tests.syncing import NOW, run_sync
-from tests.web.test_rollout_http import Hanging
+from tests.web.test_rollout_http import Hanging, timed_sync
 
 JSON = dict[str, Any]
 NAMES = (f"model-{i}" for i in itertools.count())
@@ -481,19 +480,13 @@ def test_a_hanging_registry_delays_no_other_resource() -> None:
     facts = FactGatherer(registry=MLflowRegistry(settings.registry))
     app = create_app(settings, renderer=LocalRenderer(settings.children), facts=facts)
 
-    async def post(client: httpx.AsyncClient, request: JSON) -> tuple[float, JSON]:
-        started = time.monotonic()
-        response = await client.post("/sync", content=json.dumps(request))
-        assert response.status_code == 200, response.text
-        return time.monotonic() - started, response.json()
-
     async def scenario() -> tuple[tuple[float, JSON], list[tuple[float, JSON]]]:
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://hook", timeout=15) as client:
-            slow = asyncio.ensure_future(post(client, mc.request(mc.parent({"model": {"uri": "models:/m@a"}}))))
+            slow = asyncio.ensure_future(timed_sync(client, mc.request(mc.parent({"model": {"uri": "models:/m@a"}}))))
             await asyncio.sleep(0.05)
             others = [mc.request(mc.parent({"model": {"uri": "hf://o/m"}}, name=f"other-{i}")) for i in range(5)]
-            fast = await asyncio.gather(*(post(client, r) for r in others))
+            fast = await asyncio.gather(*(timed_sync(client, r) for r in others))
             return await slow, fast
 
     try:

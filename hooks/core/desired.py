@@ -115,10 +115,8 @@ def desire(inputs: DesiredInputs, templates: TemplateSet) -> Desired:
     policy = RolloutPolicy.of(spec)
     rollout = inputs.rollout if policy is not None else None
     written = track_specs(spec)
-    unpinned = [t.model.uri for t in written if _reference(t) is not None and t.model.uri not in inputs.pins]
-    if unpinned:
-        return Desired("unresolved", spec_errors=tuple(f"{uri} has no registry version yet"
-                                                       for uri in dict.fromkeys(unpinned)))
+    if any(_reference(t) is not None and t.model.uri not in inputs.pins for t in written):
+        return Desired("unresolved")  # the sync says why, from the registry's answers
     tracks = [_pinned(t, inputs.pins) for t in written]
     if rollout is None:
         traffic = split_in_force(spec, inputs.availability)

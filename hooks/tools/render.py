@@ -42,7 +42,7 @@ def read_objects(path: Path) -> list[Any]:
 
 def render(settings: Settings, filename: Path, observed_file: Path | None, router: str | None = None) -> int:
     """Children on stdout (YAML), the status on stderr as YAML comments; 1 when invalid.
-    `router` previews the resource with that router, as if every router were installed."""
+    `router` previews the resource with that router instead of its own."""
     resources = read_objects(filename)
     if len(resources) != 1 or not isinstance(resources[0], dict):
         raise RequestError(f"{filename} must hold exactly one LLMDeployment")
@@ -58,7 +58,6 @@ def render(settings: Settings, filename: Path, observed_file: Path | None, route
         if isinstance(traffic, dict):
             traffic.pop("istio", None)
             traffic["router"] = router
-        settings = dataclasses.replace(settings, children=dataclasses.replace(settings.children, routers=ROUTERS))
     children: dict[str, dict[str, Any]] = {}
     for obj in read_objects(observed_file) if observed_file else []:
         if isinstance(obj, dict):
@@ -68,7 +67,7 @@ def render(settings: Settings, filename: Path, observed_file: Path | None, route
     with worker_pool(settings, size=1) as workers:
         templates = workers.load(read_sources(settings.templates.folder))
         # No measurement is taken here: a rollout's status shows where it stands, not a new verdict.
-        result = sync_through(request, datetime.now(timezone.utc), _measuring_nothing(settings.children, parent),
+        result = sync_through(request, datetime.now(timezone.utc), _previewing(settings.children, parent),
                               lambda inputs: workers.desire(inputs, templates), resolve=_resolver(settings))
     yaml.dump_all(list(result.children), sys.stdout, Dumper=_DUMPER, sort_keys=False, explicit_start=True)
     sys.stdout.flush()
@@ -97,9 +96,11 @@ def _resolver(settings: Settings) -> Resolve:
     return resolve
 
 
-def _measuring_nothing(children: ChildSettings, parent: dict[str, Any]) -> ChildSettings:
-    """The preview never measures, so the Prometheus the spec's analysis names counts as
-    configured: a spec is not refused offline for a provider only the cluster's hook knows."""
+def _previewing(children: ChildSettings, parent: dict[str, Any]) -> ChildSettings:
+    """A preview is not an install: every router counts as installed, and, as it never
+    measures, the Prometheus the spec's analysis names counts as configured. A spec is not
+    refused offline for what only the cluster's hook is set up with."""
+    children = dataclasses.replace(children, routers=ROUTERS)
     spec = parent.get("spec")
     rollout = spec.get("rollout") if isinstance(spec, dict) else None
     analysis = rollout.get("analysis") if isinstance(rollout, dict) else None

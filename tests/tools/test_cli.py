@@ -13,7 +13,7 @@ import yaml
 from hooks.contract.lastapplied import LAST_APPLIED_ANNOTATION
 from hooks.tools.cli import main
 
-from tests.conftest import ROOT
+from tests.conftest import EXAMPLES, ROOT
 
 CLI = str(Path(sys.executable).parent / "llmdeploy")
 
@@ -39,13 +39,15 @@ def test_render_output_with_stderr_merged_is_still_a_valid_stream() -> None:
     assert "# status:" in merged
 
 
-def test_render_previews_a_rollout_without_the_clusters_prometheus() -> None:
-    """The preview never measures: the analysis provider the example names is not refused offline."""
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.name)
+def test_render_previews_every_example_offline(path: Path) -> None:
+    """A preview is not an install: no router, nor the analysis's Prometheus, is refused for
+    being only the cluster's."""
     import os
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("LLMDEPLOY_")}
-    result = subprocess.run([CLI, "render", "-f", str(ROOT / "examples" / "progressive-rollout.yaml")],
-                            capture_output=True, text=True, timeout=60, check=False, env=env)
+    result = subprocess.run([CLI, "render", "-f", str(path)], capture_output=True, text=True, timeout=60,
+                            check=False, env=env)
     assert result.returncode == 0, result.stderr
     assert [c["kind"] for c in yaml.safe_load_all(result.stdout)][0] == "Deployment"
 

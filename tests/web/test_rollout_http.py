@@ -119,6 +119,14 @@ class Hanging:
             connection.close()
 
 
+async def timed_sync(client: httpx.AsyncClient, request: JSON) -> tuple[float, JSON]:
+    """One sync through the app: its seconds and its 200 answer."""
+    started = time.monotonic()
+    response = await client.post("/sync", content=json.dumps(request))
+    assert response.status_code == 200, response.text
+    return time.monotonic() - started, response.json()
+
+
 def test_a_hanging_prometheus_delays_no_other_resource() -> None:
     hanging = Hanging()
     clock = [START]
@@ -126,17 +134,11 @@ def test_a_hanging_prometheus_delays_no_other_resource() -> None:
     facts = FactGatherer(clock=lambda: clock[0], prometheus=Prometheus(settings.analysis))
     app = create_app(settings, renderer=LocalRenderer(settings.children), facts=facts)
 
-    async def post(client: httpx.AsyncClient, request: JSON) -> tuple[float, JSON]:
-        started = time.monotonic()
-        response = await client.post("/sync", content=json.dumps(request))
-        assert response.status_code == 200, response.text
-        return time.monotonic() - started, response.json()
-
     async def scenario() -> tuple[tuple[float, JSON], list[tuple[float, JSON]]]:
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://hook", timeout=15) as client:
             async def sync(request: JSON) -> JSON:
-                return (await post(client, request))[1]
+                return (await timed_sync(client, request))[1]
 
             cluster = mc.Cluster()
             status: JSON | None = None
@@ -150,9 +152,9 @@ def test_a_hanging_prometheus_delays_no_other_resource() -> None:
             clock[0] = START + timedelta(seconds=11)  # a measurement is due
             due = mc.request(mc.parent(NEXT, generation=2, status=status), cluster.observed())
             others = [mc.request(mc.parent({"model": {"uri": "hf://o/m"}}, name=f"other-{i}")) for i in range(5)]
-            slow = asyncio.ensure_future(post(client, due))
+            slow = asyncio.ensure_future(timed_sync(client, due))
             await asyncio.sleep(0.05)
-            fast = await asyncio.gather(*(post(client, r) for r in others))
+            fast = await asyncio.gather(*(timed_sync(client, r) for r in others))
             return await slow, fast
 
     try:
