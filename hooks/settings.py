@@ -23,6 +23,8 @@ ROUTERS = ("istio", "gateway-api", "linkerd")  # besides `none`, which every ins
 DEFAULT_ROUTERS = ("istio",)
 DEFAULT_GATEWAY_API_VERSION = "gateway.networking.k8s.io/v1"
 GATEWAY_API_VERSIONS = ("gateway.networking.k8s.io/v1", "gateway.networking.k8s.io/v1beta1")
+DEFAULT_MONITORING_NAMESPACES = ("monitoring",)  # where kube-prometheus-stack installs Prometheus
+DEFAULT_TRUST_DOMAIN = "cluster.local"  # Istio's, in the principals of `access`
 DEFAULT_TEMPLATES_POLL_SECONDS = 2.0  # how often a mounted override folder is checked for changes
 DEFAULT_MAX_BODY_BYTES = 16 << 20
 # Bodies held at once (read or being answered); a decoded request takes about five times its
@@ -74,6 +76,11 @@ class ChildSettings:
     engine_images: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_ENGINE_IMAGES))
     downloader_images: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_DOWNLOADER_IMAGES))
     analysis_providers: tuple[str, ...] = ()  # the Prometheus names a spec may use (never their URLs)
+    # `access`: where the exposure path's proxies run (None: each exposure's usual namespace,
+    # README "Security"), where the Prometheus scraper runs, and the mesh's trust domain.
+    ingress_namespaces: tuple[str, ...] | None = None
+    monitoring_namespaces: tuple[str, ...] = DEFAULT_MONITORING_NAMESPACES
+    trust_domain: str = DEFAULT_TRUST_DOMAIN
 
     def __post_init__(self) -> None:
         if self.istio_api_version not in ISTIO_API_VERSIONS:
@@ -86,10 +93,23 @@ class ChildSettings:
         if unknown:
             raise ConfigError(f"LLMDEPLOY_ROUTERS names {', '.join(map(repr, unknown))}: the routers are "
                               f"{', '.join(ROUTERS)} (and none, always there)")
+        for setting, namespaces in (("LLMDEPLOY_INGRESS_NAMESPACES", self.ingress_namespaces or ()),
+                                    ("LLMDEPLOY_MONITORING_NAMESPACES", self.monitoring_namespaces)):
+            bad = [n for n in namespaces if not _DNS_LABEL.match(n)]
+            if bad:
+                raise ConfigError(f"{setting} must list namespaces (DNS labels), not {', '.join(map(repr, bad))}")
+        if not _TRUST_DOMAIN.match(self.trust_domain):
+            raise ConfigError(f"LLMDEPLOY_TRUST_DOMAIN must be a trust domain such as cluster.local, not "
+                              f"{self.trust_domain!r}")
         for kind, images in (("engine", self.engine_images), ("downloader", self.downloader_images)):
             for name, image in images.items():
                 if not image.strip() or any(c.isspace() for c in image):
                     raise ConfigError(f"the {name} {kind} image must be an image reference, not {image!r}")
+
+    @property
+    def istio_security_api_version(self) -> str:
+        """security.istio.io at the version of the networking API (v1 from Istio 1.22)."""
+        return self.istio_api_version.replace("networking.istio.io", "security.istio.io")
 
     @property
     def http_routes(self) -> bool:
@@ -145,7 +165,7 @@ class AnalysisSettings:
 
     def __post_init__(self) -> None:
         for name, url in self.providers.items():
-            if not _PROVIDER_NAME.match(name):
+            if not _DNS_LABEL.match(name):
                 raise ConfigError(f"the Prometheus provider name {name!r} must be a DNS label")
             if not _BASE_URL.match(url):
                 raise ConfigError(f"the Prometheus URL of provider {name} must be http(s)://host[:port][/path], "
@@ -176,7 +196,8 @@ class RegistrySettings:
             raise ConfigError("MLFLOW_TRACKING_USERNAME and MLFLOW_TRACKING_PASSWORD go together")
 
 
-_PROVIDER_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+_TRUST_DOMAIN = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9._]{0,251}[A-Za-z0-9])?$")
 _BASE_URL = re.compile(r"^https?://[^\s/?#@]+(/[^\s?#]*)?$")
 
 
@@ -229,6 +250,9 @@ class Settings:
                 gateway_api_version=env.get("LLMDEPLOY_GATEWAY_API_VERSION") or DEFAULT_GATEWAY_API_VERSION,
                 engine_images={name: env.get(f"LLMDEPLOY_{name.upper()}_IMAGE", image)
                                for name, image in DEFAULT_ENGINE_IMAGES.items()},
+                ingress_namespaces=_names(env, "LLMDEPLOY_INGRESS_NAMESPACES"),
+                monitoring_namespaces=_names(env, "LLMDEPLOY_MONITORING_NAMESPACES") or DEFAULT_MONITORING_NAMESPACES,
+                trust_domain=env.get("LLMDEPLOY_TRUST_DOMAIN", "").strip() or DEFAULT_TRUST_DOMAIN,
             ),
             templates=TemplateSettings(
                 folder=_path(env, "LLMDEPLOY_TEMPLATES_DIR"),
@@ -322,6 +346,12 @@ def _routers(env: Mapping[str, str]) -> tuple[str, ...]:
         return DEFAULT_ROUTERS
     names = [n.strip() for n in env["LLMDEPLOY_ROUTERS"].split(",")]
     return tuple(dict.fromkeys(n for n in names if n and n != "none"))
+
+
+def _names(env: Mapping[str, str], name: str) -> tuple[str, ...] | None:
+    """A comma list of names; None when unset or empty (the default applies)."""
+    names = tuple(dict.fromkeys(n.strip() for n in env.get(name, "").split(",") if n.strip()))
+    return names or None
 
 
 def _path(env: Mapping[str, str], name: str) -> Path | None:

@@ -131,6 +131,7 @@ class Cluster:
     the way Kubernetes does, bumps generation on spec changes, and applies like Metacontroller."""
 
     def __init__(self) -> None:
+        # By (kind, name); a kind two groups share is qualified: AuthorizationPolicy.<group>.
         self.objects: dict[tuple[str, str], JSON] = {}
         self.writes = 0
 
@@ -147,7 +148,7 @@ class Cluster:
 
     def apply(self, desired: Sequence[JSON]) -> None:
         """One reconcile: delete what is not desired, create or update the rest."""
-        wanted = {(d["kind"], d["metadata"]["name"]): d for d in desired}
+        wanted = {object_key(d): d for d in desired}
         for key in list(self.objects):
             if key not in wanted:
                 del self.objects[key]
@@ -179,6 +180,16 @@ class Cluster:
                     merged["metadata"]["generation"] = live["metadata"]["generation"] + 1
                 self.objects[key] = merged
                 self.writes += 1
+
+
+SHARED_KINDS = frozenset({"AuthorizationPolicy"})  # Istio's (security.istio.io) and Linkerd's
+
+
+def object_key(obj: JSON) -> tuple[str, str]:
+    kind = obj["kind"]
+    if kind in SHARED_KINDS:
+        kind = f"{kind}.{obj['apiVersion'].split('/')[0]}"
+    return kind, obj["metadata"]["name"]
 
 
 def _server_defaults(obj: JSON) -> JSON:

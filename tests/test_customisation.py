@@ -54,16 +54,34 @@ def test_the_example_overlay_adds_a_label_a_sidecar_and_a_child(templates: Templ
         assert pod["metadata"]["labels"]["acme.example.com/cost-center"] == "ml-serving"
         assert [c["name"] for c in pod["spec"]["containers"]] == ["engine", "log-shipper"]
         assert builtin_errors(d) == []
-    (policy,) = [c for c in custom if c["kind"] == "NetworkPolicy"]
-    assert policy["metadata"]["name"] == "llama3" and policy["metadata"]["labels"]["controller-uid"] == mc.PARENT_UID
-    assert builtin_errors(policy) == []
-    assert [c["kind"] for c in custom][-1] == "NetworkPolicy"
+    (endpoint,) = [c for c in custom if c["kind"] == "ConfigMap"]
+    assert endpoint["metadata"]["name"] == "llama3-endpoint"
+    assert endpoint["metadata"]["labels"]["controller-uid"] == mc.PARENT_UID
+    assert endpoint["data"] == {"url": "http://llama3.ml.svc.cluster.local:8000", "name": "llama3"}
+    assert builtin_errors(endpoint) == []
+    assert [c["kind"] for c in custom][-1] == "ConfigMap"
 
 
 def test_extra_template_may_not_add_a_managed_kind(tmp_path: Path) -> None:
     folder = folder_with(tmp_path, {"second-service.yaml": (
         "apiVersion: v1\nkind: Service\nmetadata: {name: {{ view.name ~ '-x' }}}\nspec: {}\n")})
     with pytest.raises(TemplateError, match="second-service.yaml: renders a Service .* already manages"):
+        load_templates(folder, ChildSettings())
+
+
+def test_extra_policies_add_up_with_the_access_policies(tmp_path: Path) -> None:
+    """A platform's own NetworkPolicy or AuthorizationPolicy beside `access`'s, under its own
+    name; under the same name it is rendered twice, and refused when the set is loaded."""
+    extra = ("apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\n"
+             "{% with name=view.name ~ NAME, labels=view.labels %}{% include '_metadata.yaml' %}{% endwith %}\n"
+             "spec: {podSelector: {matchLabels: {{ view.service.selector }}}, policyTypes: [Egress]}\n")
+    folder = folder_with(tmp_path, {"deny-egress.yaml": extra.replace("NAME", "'-deny-egress'")})
+    templates = load_templates(folder, ChildSettings())
+    for spec in (SPEC, {**SPEC, "access": {"from": [{"namespace": "apps"}]}}):
+        policies = sorted(c["metadata"]["name"] for c in children(templates, spec) if c["kind"] == "NetworkPolicy")
+        assert policies == (["llama3", "llama3-deny-egress"] if "access" in spec else ["llama3-deny-egress"])
+    (folder / "deny-egress.yaml").write_text(extra.replace("NAME", "''"))
+    with pytest.raises(TemplateError, match="NetworkPolicy selfcheck is rendered twice"):
         load_templates(folder, ChildSettings())
 
 

@@ -115,7 +115,7 @@ def test_the_context_reference_lists_every_field_of_the_view() -> None:
 
     tables = documented()
     assert set(tables) == {"View", "TrackView", "AutoscalerView", "DisruptionBudgetView", "RoutingView",
-                           "HTTPRouteView", "IngressView"}
+                           "HTTPRouteView", "IngressView", "AccessView"}
     seen: set[str] = set()
 
     def check(record: type, names: set[str], where: str) -> None:

@@ -40,7 +40,8 @@ INSTALLS = {
 }
 KUSTOMIZATIONS = list(INSTALLS)
 ROUTER_PARTS = ROOT / "metacontroller" / "routers"
-EVERYTHING = {"model": {"uri": "hf://o/m"}, "autoscaling": {}, "canary": {"match": [{"uri": {"prefix": "/"}}]}}
+EVERYTHING = {"model": {"uri": "hf://o/m"}, "autoscaling": {}, "canary": {"match": [{"uri": {"prefix": "/"}}]},
+              "access": {"from": [{"serviceAccount": "apps/chat"}]}}
 GATEWAY = {"name": "public", "namespace": "gateways"}
 
 
@@ -159,7 +160,10 @@ def emitted_kinds(settings: Settings, folder: Path | None = None) -> set[tuple[s
 RESOURCE_KINDS = {"deployments": "Deployment", "services": "Service",
                   "horizontalpodautoscalers": "HorizontalPodAutoscaler", "poddisruptionbudgets": "PodDisruptionBudget",
                   "destinationrules": "DestinationRule", "virtualservices": "VirtualService",
-                  "httproutes": "HTTPRoute", "ingresses": "Ingress", "networkpolicies": "NetworkPolicy"}
+                  "httproutes": "HTTPRoute", "ingresses": "Ingress", "networkpolicies": "NetworkPolicy",
+                  "peerauthentications": "PeerAuthentication", "authorizationpolicies": "AuthorizationPolicy",
+                  "servers": "Server", "meshtlsauthentications": "MeshTLSAuthentication",
+                  "configmaps": "ConfigMap"}
 
 
 def assert_declares_what_the_hook_emits(objects: list[dict[str, Any]], tmp_path: Path) -> None:

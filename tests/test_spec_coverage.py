@@ -59,6 +59,7 @@ BASE: dict[str, Any] = {
     "rollout": {"maxSurge": 1, "maxUnavailable": 0},
     "disruptionBudget": {"maxUnavailable": 1},
     "expose": {"host": "m.example.com", "className": "nginx", "tls": {"secretName": "m-tls"}, "annotations": {"a": "1"}},
+    "access": {"from": [{"namespace": "apps"}, {"serviceAccount": "apps/web"}], "mtls": "STRICT"},
     "paused": False,
 }
 EVERY_ROUTER = ChildSettings(routers=ROUTERS)
@@ -111,6 +112,8 @@ EFFECTS: list[tuple[str, Any]] = [
                 "gateway": {"name": "public", "namespace": "gateways", "sectionName": "https"}}),
     ("expose", {"host": "m.example.com", "via": "istio", "gateway": {"name": "public"}}),
     ("observability", {"tracing": {"endpoint": "http://otel:4317", "sampleRatio": 0.5}}),
+    ("access.from", [{"namespace": "batch"}, {"serviceAccount": "apps/other"}]), ("access.mtls", "PERMISSIVE"),
+    ("access", None),
     ("pod.nodeSelector", {"pool": "b"}), ("pod.labels", {"team": "b"}),
     ("pod.affinity", {"nodeAffinity": {
         "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Annotated, ClassVar, Literal
 
-from pydantic import AfterValidator, Field
+from pydantic import AfterValidator, ConfigDict, Field, model_validator
 
 from hooks.api import querytemplate
 from hooks.api.base import SpecModel
@@ -598,6 +598,43 @@ _HTTP_ROUTE_MATCH_RULES = (
 )
 
 
+_SERVICE_ACCOUNT_PATTERN = r"^([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?/)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+
+
+class Caller(SpecModel):
+    """One source `access` admits: a namespace, or one ServiceAccount's identity."""
+
+    # Exactly one of the two. Written as min/maxProperties rather than CEL: `namespace` is a
+    # reserved word in CEL, which Kubernetes escapes and the hook's CEL library does not.
+    model_config = ConfigDict(**SpecModel.model_config, json_schema_extra={"minProperties": 1, "maxProperties": 1})
+    cel_rules = (
+        Rule("!has(self.serviceAccount) || self.serviceAccount.matches(r'^([^/]*/)?[^/]{1,253}$')",
+             "a ServiceAccount's name is at most 253 characters", ".serviceAccount"),
+    )
+
+    namespace: DNSLabel | None = Field(None, description="Every workload in this namespace.")
+    service_account: str | None = Field(
+        None, max_length=317, pattern=_SERVICE_ACCOUNT_PATTERN,
+        description="One identity, <namespace>/<name> (a bare name: the resource's namespace). A NetworkPolicy "
+                    "cannot name identities: it admits the namespace; the mesh policies admit the identity alone.")
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> Caller:
+        if (self.namespace is None) == (self.service_account is None):
+            raise ValueError("set exactly one of namespace and serviceAccount")
+        return self
+
+
+class Access(SpecModel):
+    from_: list[Caller] = Field(default_factory=list, alias="from", max_length=64,
+                                description="Who may call the model, besides the exposure path and the Prometheus "
+                                            "scraper (hook settings); empty: only those.")
+    mtls: Literal["STRICT", "PERMISSIVE"] = Field(
+        "STRICT", description="STRICT: mesh callers only, by identity. PERMISSIVE: callers outside the mesh are "
+                              "admitted too, from the admitted namespaces (Istio), or every denial is only "
+                              "audited (Linkerd).")
+
+
 TRACING_ENGINES: tuple[EngineType, ...] = ("vllm", "tgi")  # engines that export OTLP traces
 _CANARY_ENGINE = "(has(self.canary) && has(self.canary.engine.type) ? self.canary.engine.type : self.engine.type)"
 
@@ -638,6 +675,10 @@ class LLMDeploymentSpec(SpecModel):
         Rule("!has(self.observability.tracing) || !has(self.observability.tracing.sampleRatio) || "
              f"self.observability.tracing.sampleRatio == 1.0 || (self.engine.type == 'vllm' && {_CANARY_ENGINE} == 'vllm')",
              "TGI traces every request: sampleRatio below 1 needs vllm", ".observability.tracing.sampleRatio"),
+        Rule(f"!has(self.access) || !has(self.access.mtls) || self.access.mtls == 'STRICT' || "
+             f"{ROUTER_CEL} in ['istio', 'linkerd']",
+             "mtls PERMISSIVE relaxes the mesh policies of router istio or linkerd; other routers have none (the "
+             "NetworkPolicy admits by namespace, with or without TLS)", ".access.mtls"),
         Rule(f"!has(self.expose) || self.expose.via != 'istio' || {ROUTER_CEL} == 'istio'",
              "expose via istio adds a Gateway to the VirtualService: it needs router istio", ".expose.via"),
         Rule("!has(self.canary) || !((has(self.canary.engine.type) ? self.canary.engine.type : self.engine.type)"
@@ -656,6 +697,9 @@ class LLMDeploymentSpec(SpecModel):
     traffic: Traffic = Field(default_factory=Traffic, description="How traffic reaches the model.")
     expose: Expose | None = Field(None, description="Reach the model from outside the cluster.")
     observability: Observability = Field(default_factory=Observability, description="Traces.")
+    access: Access | None = Field(None, description="Present: only the listed callers, the exposure path and the "
+                                  "Prometheus scraper reach the model (a NetworkPolicy, and the router's mesh "
+                                  "policies).")
     pod: Pod = Field(default_factory=Pod, description="Passed through to both Deployments' pod templates.")
     startup_timeout_seconds: int = Field(
         1800, ge=1, le=MAX_STARTUP_SECONDS,

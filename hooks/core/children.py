@@ -2,7 +2,9 @@
 
 The shipped child templates, in the order children are answered: Deployments (stable, then
 canary), Service, per-track Services, HPA, PDB, DestinationRule, VirtualService, HTTPRoutes,
-Ingress (each only when the view calls for it), then a platform team's extra templates. The checks here refuse an answer Kubernetes
+Ingress, then the access policies: NetworkPolicy, Istio's PeerAuthentication and
+AuthorizationPolicy, Linkerd's Server, AuthorizationPolicy and MeshTLSAuthentication (each only
+when the view calls for it), then a platform team's extra templates. The checks here refuse an answer Kubernetes
 or Metacontroller would fail on, naming the template.
 """
 
@@ -24,11 +26,22 @@ VIRTUAL_SERVICE = "virtualservice.yaml"
 TRACK_SERVICE = "track-service.yaml"
 HTTP_ROUTE = "httproute.yaml"
 INGRESS = "ingress.yaml"
+NETWORK_POLICY = "access-networkpolicy.yaml"
+PEER_AUTHENTICATION = "access-peerauthentication.yaml"
+AUTHORIZATION_POLICY = "access-authorizationpolicy.yaml"
+LINKERD_SERVER = "access-linkerd-server.yaml"
+LINKERD_AUTHORIZATION_POLICY = "access-linkerd-authorizationpolicy.yaml"
+LINKERD_AUTHENTICATION = "access-linkerd-meshtlsauthentication.yaml"
 CHILD_TEMPLATES = (DEPLOYMENT, SERVICE, TRACK_SERVICE, AUTOSCALER, DISRUPTION_BUDGET, DESTINATION_RULE,
-                   VIRTUAL_SERVICE, HTTP_ROUTE, INGRESS)
+                   VIRTUAL_SERVICE, HTTP_ROUTE, INGRESS, NETWORK_POLICY, PEER_AUTHENTICATION, AUTHORIZATION_POLICY,
+                   LINKERD_SERVER, LINKERD_AUTHORIZATION_POLICY, LINKERD_AUTHENTICATION)
 # What the child templates render; an extra template may not add another of these.
 MANAGED_KINDS = frozenset({"Deployment", "Service", "HorizontalPodAutoscaler", "PodDisruptionBudget",
                            "DestinationRule", "VirtualService", "HTTPRoute", "Ingress"})
+# Policies add up (a platform's deny-egress NetworkPolicy, an ext-authz AuthorizationPolicy):
+# an extra template may render these beside the access policies, under other names.
+ADDITIVE_KINDS = frozenset({"NetworkPolicy", "PeerAuthentication", "AuthorizationPolicy", "Server",
+                            "MeshTLSAuthentication"})
 
 # Metacontroller keeps a copy of each child it applies in an annotation, and Kubernetes
 # allows 256 KiB of annotations in all: a child must leave room for the others.
@@ -64,7 +77,15 @@ def render_children(view: View, templates: TemplateSet) -> list[JSON]:
         render(HTTP_ROUTE, route=route)
     if view.ingress is not None:
         render(INGRESS, ingress=view.ingress)
-    managed = {child["kind"] for _, child in rendered} | MANAGED_KINDS
+    if view.access is not None:
+        render(NETWORK_POLICY, policy=view.access.network_policy)
+        if view.access.istio is not None:
+            render(PEER_AUTHENTICATION, access=view.access.istio)
+            render(AUTHORIZATION_POLICY, access=view.access.istio)
+        if view.access.linkerd is not None:
+            for name in (LINKERD_SERVER, LINKERD_AUTHORIZATION_POLICY, LINKERD_AUTHENTICATION):
+                render(name, access=view.access.linkerd)
+    managed = ({child["kind"] for _, child in rendered} | MANAGED_KINDS) - ADDITIVE_KINDS
     for name in templates.extras:
         for extra in render(name):
             if extra["kind"] in managed:

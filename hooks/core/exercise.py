@@ -28,15 +28,18 @@ EVERY_BRANCH: dict[str, Any] = {
             "serviceAccountName": "sa", "priorityClassName": "p", "imagePullSecrets": [{"name": "r"}]},
 }
 _GATEWAY = {"name": "public", "namespace": "gateways", "sectionName": "https"}
-# Every router and exposure, so that the HTTPRoute, Ingress and per-track Service templates are
-# tried too (whatever this install has: the templates are checked, not the install).
+# Every router and exposure, and access with each mesh, so that the HTTPRoute, Ingress,
+# per-track Service and access policy templates are tried too (whatever this install has: the templates are checked, not the install).
+_CALLERS = [{"namespace": "apps"}, {"serviceAccount": "apps/web"}]
 VARIANTS: tuple[dict[str, Any], ...] = (
-    {**EVERY_BRANCH, "expose": {"host": "m.example.com", "via": "istio", "gateway": {"name": "public"}}},
-    {**EVERY_BRANCH, "canary": {"model": {"uri": "oci://registry/models/llama:1"}}},
+    {**EVERY_BRANCH, "expose": {"host": "m.example.com", "via": "istio", "gateway": {"name": "public"}},
+     "access": {"from": _CALLERS, "mtls": "PERMISSIVE"}},
+    {**EVERY_BRANCH, "canary": {"model": {"uri": "oci://registry/models/llama:1"}}, "access": {}},
     {**EVERY_BRANCH, "traffic": {"router": "gateway-api"},
      "expose": {"host": "m.example.com", "via": "gateway", "gateway": _GATEWAY, "annotations": {"a": "1"}}},
     {**EVERY_BRANCH, "traffic": {"router": "linkerd"}, "canary": {**EVERY_BRANCH["canary"], "mirror": False},
-     "expose": {"host": "m.example.com", "className": "nginx", "tls": {"secretName": "t"}}},
+     "expose": {"host": "m.example.com", "className": "nginx", "tls": {"secretName": "t"}},
+     "access": {"from": _CALLERS}},
 )
 
 

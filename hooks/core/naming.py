@@ -64,6 +64,11 @@ class Names:
         return f"{self.parent}-external"
 
     @property
+    def access(self) -> str:
+        """The NetworkPolicy's and the mesh policies' name."""
+        return self.parent
+
+    @property
     def ingress(self) -> str:
         return self.parent
 

@@ -280,6 +280,57 @@ class IngressView:
 
 
 @dataclass(frozen=True)
+class PeersView:
+    """Who a NetworkPolicy rule admits: these namespaces, on these ports."""
+
+    namespaces: tuple[str, ...]
+    ports: tuple[int | str, ...]  # numbers, or the engine port's name
+
+
+@dataclass(frozen=True)
+class NetworkPolicyView:
+    name: str
+    selector: dict[str, str]  # both tracks' pods
+    callers: PeersView | None  # the listed namespaces and those of the listed identities and of the exposure path
+    scrapers: PeersView  # the Prometheus scraper, on the metrics ports (the mesh's too)
+
+
+@dataclass(frozen=True)
+class IstioAccessView:
+    """PeerAuthentication and AuthorizationPolicy `N` (security.istio.io)."""
+
+    api_version: str
+    name: str
+    selector: dict[str, str]
+    mtls: str  # STRICT or PERMISSIVE
+    principals: tuple[str, ...]  # <trust domain>/ns/<namespace>/sa/<name>
+    namespaces: tuple[str, ...]  # listed and exposure path: every request
+    scrapers: tuple[str, ...]  # the Prometheus namespaces: GET of the metrics paths only
+    metrics_paths: tuple[str, ...]
+    plaintext: bool  # PERMISSIVE: callers without a mesh identity are admitted too
+
+
+@dataclass(frozen=True)
+class LinkerdAccessView:
+    """Server, AuthorizationPolicy and MeshTLSAuthentication `N` (policy.linkerd.io)."""
+
+    name: str
+    selector: dict[str, str]
+    port_name: str
+    access_policy: str  # the Server's default for what the policy does not admit: deny, or audit (PERMISSIVE)
+    identity_refs: tuple[JSON, ...]  # ServiceAccount (name, namespace) and Namespace (name) references
+
+
+@dataclass(frozen=True)
+class AccessView:
+    """`spec.access`: a NetworkPolicy always, and the router's mesh policies."""
+
+    network_policy: NetworkPolicyView
+    istio: IstioAccessView | None  # router istio
+    linkerd: LinkerdAccessView | None  # router linkerd
+
+
+@dataclass(frozen=True)
 class TrafficView:
     router: str  # istio, gateway-api, linkerd or none
     stable: int  # percent in force
@@ -305,6 +356,7 @@ class View:
     track_services: tuple[ServiceView, ...]  # one per track, for HTTPRoute backends
     http_routes: tuple[HTTPRouteView, ...]  # the mesh route and/or the external one
     ingress: IngressView | None
+    access: AccessView | None
     traffic: TrafficView
 
 
@@ -333,6 +385,7 @@ def build_view(spec: LLMDeploymentSpec, tracks: Sequence[TrackSpec], traffic: Tr
                                          PORT_NAME, PORT_NAME) for t in tracks) if split_by_route else (),
         http_routes=_http_routes(spec, tuple(t.track for t in tracks), names, traffic, canary_serving, settings),
         ingress=_ingress(spec, names) if spec.expose is not None and spec.expose.via == "ingress" else None,
+        access=_access(spec, tuple(t.engine.type for t in tracks), names, settings),
         traffic=TrafficView(traffic.router, traffic.stable, traffic.canary),
     )
 
@@ -663,3 +716,84 @@ def _linkerd_annotations(spec: LLMDeploymentSpec) -> dict[str, str]:
         out["retry.linkerd.io/limit"] = str(retries.attempts)
         out["retry.linkerd.io/timeout"] = f"{retries.per_try_timeout_seconds}s"
     return out
+
+
+# Ports the mesh's own metrics are scraped on: Istio's merged metrics (the engine's included)
+# and Envoy's; Linkerd's proxy admin port. Linkerd's inbound proxy port takes opaque connections.
+ISTIO_METRICS_PORTS = (15020, 15090)
+LINKERD_METRICS_PORTS = (4191,)
+LINKERD_INBOUND_PORT = 4143
+# Where an exposure's proxies usually run, when LLMDEPLOY_INGRESS_NAMESPACES is unset: the
+# ingress defaults are ingress-nginx's; Gateway API implementations mostly run a Gateway's
+# proxies beside it; Istio's ingress gateway runs in istio-system, or beside its Gateway.
+DEFAULT_INGRESS_NAMESPACE = "ingress-nginx"
+ISTIO_NAMESPACE = "istio-system"
+
+
+def exposure_namespaces(spec: LLMDeploymentSpec, namespace: str, settings: ChildSettings) -> tuple[str, ...]:
+    """The namespaces the exposure path's proxies call the model from: of `expose`, and of
+    the Istio Gateways in `traffic.gateways` (with router istio); none without either."""
+    expose = spec.expose
+    istio_gateways = [g for g in spec.traffic.gateways if g != "mesh"] if spec.traffic.router_in_use == "istio" else []
+    if expose is None and not istio_gateways:
+        return ()
+    if settings.ingress_namespaces is not None:
+        return settings.ingress_namespaces
+    found = [ISTIO_NAMESPACE] if istio_gateways else []
+    found += [g.rpartition("/")[0] or namespace for g in istio_gateways]
+    if expose is not None and expose.via == "ingress":
+        found.append(DEFAULT_INGRESS_NAMESPACE)
+    elif expose is not None and expose.gateway is not None:
+        found += [ISTIO_NAMESPACE] if expose.via == "istio" else []
+        found.append(expose.gateway.namespace or namespace)
+    return _unique(found)
+
+
+def _access(spec: LLMDeploymentSpec, engines: tuple[EngineType, ...], names: Names,
+            settings: ChildSettings) -> AccessView | None:
+    access = spec.access
+    if access is None:
+        return None
+    router = spec.traffic.router_in_use
+    namespace = names.namespace
+    accounts = tuple(dict.fromkeys(_account(c.service_account, namespace) for c in access.from_
+                                   if c.service_account is not None))
+    listed = tuple(c.namespace for c in access.from_ if c.namespace is not None)
+    exposure = exposure_namespaces(spec, namespace, settings)
+    scrapers = _unique(settings.monitoring_namespaces)
+    callers = _unique((*listed, *(ns for ns, _ in accounts), *exposure))
+    profiles = [PROFILES[e] for e in engines]
+    # The engine port for the scraper only where an engine serves its metrics there (not Triton).
+    metrics_ports: list[int | str] = [PORT_NAME] if any(p.metrics_port is None for p in profiles) else []
+    metrics_ports += sorted({p.metrics_port for p in profiles if p.metrics_port is not None})
+    metrics_ports += ISTIO_METRICS_PORTS if router == "istio" else LINKERD_METRICS_PORTS if router == "linkerd" else ()
+    caller_ports: tuple[int | str, ...] = (PORT_NAME, LINKERD_INBOUND_PORT) if router == "linkerd" else (PORT_NAME,)
+    selector = names.service_selector()
+    admitted = _unique((*listed, *exposure))  # the namespaces the mesh policies admit whole
+    return AccessView(
+        network_policy=NetworkPolicyView(names.access, selector,
+                                         PeersView(callers, caller_ports) if callers else None,
+                                         PeersView(scrapers, tuple(metrics_ports))),
+        istio=IstioAccessView(
+            settings.istio_security_api_version, names.access, selector, access.mtls,
+            tuple(f"{settings.trust_domain}/ns/{ns}/sa/{sa}" for ns, sa in accounts), admitted, scrapers,
+            _unique([p.metrics_path for p in profiles]), plaintext=access.mtls == "PERMISSIVE")
+        if router == "istio" else None,
+        # Linkerd authorizes a Server's callers whole (paths need routes of its own, which
+        # would also end its default authorization of probes): the scraper is one of them.
+        linkerd=LinkerdAccessView(
+            names.access, selector, PORT_NAME, "audit" if access.mtls == "PERMISSIVE" else "deny",
+            (*({"kind": "ServiceAccount", "name": sa, "namespace": ns} for ns, sa in accounts),
+             *({"kind": "Namespace", "name": ns} for ns in _unique((*admitted, *scrapers)))))
+        if router == "linkerd" else None,
+    )
+
+
+def _account(reference: str, namespace: str) -> tuple[str, str]:
+    """(namespace, name) of `<namespace>/<name>`, or of a bare name in the resource's namespace."""
+    found, _, name = reference.rpartition("/")
+    return found or namespace, name
+
+
+def _unique(names: Sequence[str]) -> tuple[str, ...]:
+    return tuple(sorted(set(names)))

@@ -65,11 +65,15 @@ def declared_children(text: str) -> set[tuple[str, str]] | None:
 
 def declared_routers(declared: set[tuple[str, str]], settings: ChildSettings) -> tuple[str, ...]:
     """The routers whose child types, at the configured API versions, are all declared
-    (gateway-api and linkerd route with the same HTTPRoutes)."""
+    (gateway-api and linkerd route with the same HTTPRoutes; linkerd's part adds its policies)."""
+    security = settings.istio_security_api_version
     kinds = {"istio": {(settings.istio_api_version, "virtualservices"),
-                       (settings.istio_api_version, "destinationrules")},
+                       (settings.istio_api_version, "destinationrules"),
+                       (security, "peerauthentications"), (security, "authorizationpolicies")},
              "gateway-api": {(settings.gateway_api_version, "httproutes")},
-             "linkerd": {(settings.gateway_api_version, "httproutes")}}
+             "linkerd": {(settings.gateway_api_version, "httproutes"), ("policy.linkerd.io/v1beta3", "servers"),
+                         ("policy.linkerd.io/v1alpha1", "authorizationpolicies"),
+                         ("policy.linkerd.io/v1alpha1", "meshtlsauthentications")}}
     return tuple(r for r in ROUTERS if kinds[r] <= declared)
 
 

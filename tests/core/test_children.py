@@ -127,7 +127,14 @@ def test_every_shipped_template_renders_from_a_view_alone(templates: TemplateSet
             "virtualservice.yaml": [{"routing": view.routing}] if view.routing else [],
             "httproute.yaml": [{"route": r} for r in view.http_routes],
             "ingress.yaml": [{"ingress": view.ingress}] if view.ingress else [],
+            "access-networkpolicy.yaml": [{"policy": view.access.network_policy}] if view.access else [],
         }
+        istio = view.access.istio if view.access else None
+        linkerd = view.access.linkerd if view.access else None
+        for name in ("access-peerauthentication.yaml", "access-authorizationpolicy.yaml"):
+            contexts[name] = [{"access": istio}] if istio else []
+        for name in ("access-linkerd-server.yaml", "access-linkerd-authorizationpolicy.yaml", "access-linkerd-meshtlsauthentication.yaml"):
+            contexts[name] = [{"access": linkerd}] if linkerd else []
         assert set(contexts) == set(CHILD_TEMPLATES)
         used |= {name for name, given in contexts.items() if given}
         rendered = [obj for name in CHILD_TEMPLATES for context in contexts[name]

@@ -27,7 +27,8 @@ def test_render_prints_children_on_stdout_and_status_on_stderr() -> None:
     assert result.returncode == 0, result.stderr
     children = list(yaml.safe_load_all(result.stdout))
     assert [c["kind"] for c in children] == ["Deployment", "Deployment", "Service", "PodDisruptionBudget",
-                                             "DestinationRule", "VirtualService"]
+                                             "DestinationRule", "VirtualService", "NetworkPolicy",
+                                             "PeerAuthentication", "AuthorizationPolicy"]
     status = yaml.safe_load("\n".join(line.removeprefix("# ") for line in result.stderr.splitlines()))
     assert status["status"]["phase"] == "Pending"
 
@@ -35,7 +36,7 @@ def test_render_prints_children_on_stdout_and_status_on_stderr() -> None:
 def test_render_output_with_stderr_merged_is_still_a_valid_stream() -> None:
     merged = subprocess.run(f"{CLI} render -f {ROOT / 'examples' / 'no-istio-pvc.yaml'} 2>&1", shell=True,
                             capture_output=True, text=True, check=True).stdout
-    assert [c["kind"] for c in yaml.safe_load_all(merged)] == ["Deployment", "Deployment", "Service"]
+    assert [c["kind"] for c in yaml.safe_load_all(merged)] == ["Deployment", "Deployment", "Service", "NetworkPolicy"]
     assert "# status:" in merged
 
 

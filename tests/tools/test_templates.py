@@ -43,8 +43,7 @@ def test_shipped_templates_fit_every_install(install: str, tmp_path: Path) -> No
     skipped = {line.split(":")[0] for line in report.skipped}
     routers = {str(p): validate_resource("x", yaml.safe_load(p.read_text())["spec"]).traffic.router_in_use
                for p in EXAMPLES}
-    http_routes = {"gateway-api", "linkerd"} if INSTALLS[install] & {"gateway-api", "linkerd"} else set()
-    assert rendered == {p for p, r in routers.items() if r in INSTALLS[install] | http_routes | {"none"}}
+    assert rendered == {p for p, r in routers.items() if r in INSTALLS[install] | {"none"}}
     assert skipped == set(routers) - rendered
     assert all("is not installed with this hook" in line for line in report.skipped)
 
@@ -58,7 +57,7 @@ def test_without_a_controller_kinds_are_not_compared() -> None:
 def test_an_undeclared_kind_is_a_warning(tmp_path: Path) -> None:
     report = check_folder(Settings(), CUSTOM, ROOT / "examples", built("metacontroller", tmp_path))
     assert report.errors == []
-    assert any("NetworkPolicy (networking.k8s.io/v1)" in w and "networkpolicies" in w for w in report.warnings)
+    assert any("ConfigMap (v1)" in w and "configmaps" in w for w in report.warnings)
 
 
 def test_cli_reports_file_and_line(tmp_path: Path) -> None:
@@ -76,7 +75,7 @@ def test_cli_passes_a_good_folder(tmp_path: Path) -> None:
                             capture_output=True, text=True, check=False)
     assert result.returncode == 0 and result.stdout.count("OK ") >= 3
     assert "SKIP " in result.stdout and "router linkerd is not installed" in result.stdout
-    assert "WARNING" in result.stderr and "networkpolicies" in result.stderr
+    assert "WARNING" in result.stderr and "configmaps" in result.stderr
 
 
 def test_the_controller_can_come_from_a_pipe(tmp_path: Path) -> None:
@@ -86,7 +85,7 @@ def test_the_controller_can_come_from_a_pipe(tmp_path: Path) -> None:
     result = subprocess.run(["bash", "-c", command], capture_output=True, text=True, check=False)
     assert result.returncode == 0, result.stderr
     assert "OK kinds against /dev/fd/" in result.stdout
-    assert "does not list" not in result.stderr  # the overlay declares networkpolicies
+    assert "does not list" not in result.stderr  # the overlay declares configmaps
 
 
 def test_an_unreadable_controller_is_an_error(tmp_path: Path) -> None:
