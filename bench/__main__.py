@@ -24,6 +24,30 @@ def table(title: str, rows: list[dict[str, Any]], columns: list[tuple[str, str, 
     return "\n".join(lines)
 
 
+def targets(results: dict[str, Any]) -> list[dict[str, Any]]:
+    """The HTTP path's targets, each beside what this run measured (issue 15)."""
+    running = next(r for r in results["in_process"] if r["request"] == measure.RUNNING)
+    http = {r["concurrency"]: r for r in results["http"]}
+    eight, thirty_two = http[8], http[32]
+    # The most a sync can do over HTTP here: decode and encode its JSON, and one request's worth
+    # of HTTP handling (what /healthz costs).
+    limit = 1 / (running["floor_p50_us"] / 1e6 + 1 / eight["healthz_rps"])
+    server_errors = sum(n for code, n in thirty_two["sync_statuses"].items() if str(code).startswith("5"))
+    rows = [
+        ("HTTP syncs/s at 8 connections, share of the limit 1/(JSON floor + one /healthz)",
+         f"{eight['sync_rps']:.0f}/s of {limit:.0f}/s = {eight['sync_rps'] / limit:.0%}", ">= 60%",
+         eight["sync_rps"] / limit >= 0.6),
+        ("sync p99 at 8 connections", f"{eight['sync_p99_ms']:.2f} ms", "< 5 ms", eight["sync_p99_ms"] < 5),
+        ("sync p99 at 32 connections, and 5xx", f"{thirty_two['sync_p99_ms']:.2f} ms, {server_errors} 5xx",
+         "< 15 ms, none", thirty_two["sync_p99_ms"] < 15 and server_errors == 0),
+        ("in-process answer of the running resource / its JSON floor", f"{running['ratio']:.1f}x", "<= 2x",
+         running["ratio"] <= 2),
+        ("cold render (first sync after a restart) of the running resource",
+         f"{running['uncached_p50_us'] / 1000:.1f} ms", "< 4 ms", running["uncached_p50_us"] < 4000),
+    ]
+    return [{"target": t, "measured": m, "goal": g, "met": "yes" if ok else "no"} for t, m, g, ok in rows]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m bench")
     parser.add_argument("--short", action="store_true", help="a few seconds instead of several minutes")
@@ -41,6 +65,7 @@ def main() -> None:
                                                    300 if short else 20000),
         "server_memory": measure.server_memory(100 if short else 10000),
     }
+    results["targets"] = targets(results)
     results["seconds"] = round(time.perf_counter() - started, 1)
     if args.json:
         print(json.dumps(results, indent=2))
@@ -68,6 +93,8 @@ def main() -> None:
         ("resources", "resources", ""), ("rss_start_mib", "RSS at start", ".0f"),
         ("rss_after_first_pass_mib", "after pass 1", ".0f"), ("rss_after_second_pass_mib", "after pass 2", ".0f"),
         ("peak_mib", "peak", ".0f")]))
+    print(table("Targets of the HTTP path", results["targets"], [("target", "target", ""), ("measured", "measured", ""),
+                                                                 ("goal", "goal", ""), ("met", "met", "")]))
     print(f"\n({results['seconds']} s)")
 
 

@@ -29,6 +29,7 @@ from hooks.workers.renderer import LocalRenderer
 from bench import corpus
 
 ROOT = Path(__file__).resolve().parent.parent
+RUNNING = "running: canary, A/B, HPA, 7 children"  # the resource the HTTP path is measured with
 Row = dict[str, Any]
 
 
@@ -82,7 +83,7 @@ def in_process(iterations: int) -> list[Row]:
     between = Facts(measured.now - timedelta(seconds=30))
     for name, raw, facts in (
             ("new resource", corpus.new_resource(), None),
-            ("running: canary, A/B, HPA, 7 children", corpus.running_resource(), None),
+            (RUNNING, corpus.running_resource(), None),
             ("invalid spec, 7 children", corpus.invalid_with_children(), None),
             ("rollout step, between measurements", rolling, between),
             ("rollout step, measurement answered", rolling, measured)):

@@ -7,7 +7,7 @@ The CRD's status schema is generated from these, so every field the hook writes 
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -17,6 +17,24 @@ Router = Literal["istio", "gateway-api", "linkerd", "none"]
 
 class _StatusModel(BaseModel):
     model_config = ConfigDict(frozen=True, populate_by_name=True, serialize_by_alias=True)
+
+
+Model = TypeVar("Model", bound=_StatusModel)
+
+
+def built(cls: type[Model], **values: Any) -> Model:
+    """A status model from values the hook computed itself, of the right types, with every
+    field given: what pydantic's `model_construct` makes, at a third of its cost (the status is
+    built on every sync). A test holds the two to the same objects."""
+    missing = cls.model_fields.keys() - values.keys()
+    if missing:
+        raise TypeError(f"{cls.__name__}: give every field; missing {sorted(missing)}")
+    obj = cls.__new__(cls)
+    object.__setattr__(obj, "__dict__", values)
+    object.__setattr__(obj, "__pydantic_fields_set__", set(values))
+    object.__setattr__(obj, "__pydantic_extra__", None)
+    object.__setattr__(obj, "__pydantic_private__", None)
+    return obj
 
 
 class Condition(_StatusModel):

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime, timezone
 from typing import Literal
 
-from hooks.api.status import Condition
+from hooks.api.status import Condition, built
 from hooks.contract.observed import parse_time
 from hooks.contract.request import PreviousCondition
 
@@ -31,8 +31,8 @@ def settle(fresh: Iterable[tuple[str, bool, str, str]], previous: Mapping[str, P
         before = previous.get(kind)
         keep = before is not None and before.status == status and parse_time(before.last_transition_time) is not None
         # Built without re-validation: every value is ours and already of the right type.
-        out.append(Condition.model_construct(
-            type=kind, status=status, reason=reason, message=message,
+        out.append(built(
+            Condition, type=kind, status=status, reason=reason, message=message,
             last_transition_time=before.last_transition_time if keep and before else stamp,
             observed_generation=generation,
         ))

@@ -13,7 +13,15 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Literal
 
-from hooks.api.status import LLMDeploymentStatus, Phase, ResolvedModel, RolloutStatus, TrackStatus, TrafficStatus
+from hooks.api.status import (
+    LLMDeploymentStatus,
+    Phase,
+    ResolvedModel,
+    RolloutStatus,
+    TrackStatus,
+    TrafficStatus,
+    built,
+)
 from hooks.contract.lastapplied import was_applied
 from hooks.contract.observed import Observed, ObservedDeployment
 from hooks.contract.request import PreviousStatus
@@ -85,8 +93,8 @@ def frozen_status(observed: Observed, names: Names, previous: PreviousStatus, no
 
 
 def _resolved(pin: Pin) -> ResolvedModel:
-    return ResolvedModel.model_construct(version=pin.version, artifact_uri=pin.artifact_uri, run_id=pin.run_id,
-                                         resolved_at=pin.resolved_at)
+    return built(ResolvedModel, version=pin.version, artifact_uri=pin.artifact_uri, run_id=pin.run_id,
+                 resolved_at=pin.resolved_at)
 
 
 
@@ -116,18 +124,18 @@ def _status(progress: Sequence[DeploymentProgress], models: dict[Track, str | No
     if registry is not None:
         fresh.append(("ModelResolved", *registry))
     # Built without re-validation: every value below is the hook's own, of the right type.
-    tracks = {p.track: TrackStatus.model_construct(deployment=p.name, model=models.get(p.track),
-                                                   resolved=resolved.get(p.track), replicas=p.replicas,
-                                                   ready_replicas=p.ready, available_replicas=p.available,
-                                                   updated_replicas=p.updated) for p in progress}
-    return LLMDeploymentStatus.model_construct(
+    tracks = {p.track: built(TrackStatus, deployment=p.name, model=models.get(p.track), resolved=resolved.get(p.track),
+                             replicas=p.replicas, ready_replicas=p.ready, available_replicas=p.available,
+                             updated_replicas=p.updated) for p in progress}
+    return built(
+        LLMDeploymentStatus,
         observed_generation=generation,
         phase=phase,
         url=url,
         ready=next((f"{p.ready}/{p.desired}" for p in progress if p.track == "stable"), None),
         stable=tracks.get("stable"),
         canary=tracks.get("canary"),
-        traffic=TrafficStatus.model_construct(router=traffic.router, stable=traffic.stable, canary=traffic.canary),
+        traffic=built(TrafficStatus, router=traffic.router, stable=traffic.stable, canary=traffic.canary),
         rollout=rollout,
         conditions=settle(fresh, previous.conditions, now, generation),
     )

@@ -2,11 +2,12 @@
 and syncing.
 
 `create_app(settings)` builds the app; nothing happens at import time. A sync request is
-admitted (or answered 429 when too many are in flight, 413 when too large), decoded on a
-worker thread, given its facts on the event loop, given its desired state from the cache or
-a render worker (waited for on a thread that holds nothing else), then synced and encoded on
-a worker thread. The loop stays free to accept, read, count and refuse requests (and to drain
-them on shutdown) while syncs queue, and a slow render delays only its own resource.
+admitted (or answered 429 when too many are in flight, 413 when too large), decoded, given
+its facts on the event loop, given its desired state from the cache or a render worker
+(waited for on a thread that holds nothing else), then synced and encoded: on the loop for an
+ordinary body, on a worker thread for a large one. The loop stays free to accept, read, count
+and refuse requests (and to drain them on shutdown) while syncs wait for renders or facts,
+and a slow render delays only its own resource.
 """
 
 from __future__ import annotations
@@ -15,13 +16,14 @@ import asyncio
 import logging
 import os
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 from fastapi import FastAPI, Request
 from fastapi.responses import Response
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from hooks.canonical import dumps
 from hooks.core.registry import Resolution
@@ -41,10 +43,15 @@ from hooks.workers.pool import worker_pool
 from hooks.workers.renderer import Renderer
 
 log = logging.getLogger("llmdeploy")
+T = TypeVar("T")
 RETRY_AFTER_SECONDS = 1
 # A measurement ends this long before the sync's deadline: the rollout's render and the
 # answer still fit after it.
 MEASUREMENT_RESERVE_SECONDS = 3.0
+# Decoding and answering a body this small takes less time than handing it to a thread and
+# back (the hop and the GIL hand-over cost more than the work): it runs on the event loop.
+# A larger body is decoded and answered on a worker thread, so the loop keeps serving.
+INLINE_BODY_BYTES = 256 << 10
 
 SYNC_REQUEST_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -70,6 +77,30 @@ SYNC_REQUEST_SCHEMA: dict[str, Any] = {
         "finalizing": {"type": "boolean"},
     },
 }
+
+
+class HookApp(FastAPI):
+    """FastAPI, with /sync answered by `sync_endpoint` as plain ASGI, before routing and
+    middleware: the path Metacontroller calls pays for neither (about as much as the sync
+    itself). The OpenAPI schema documents it as if it were a route."""
+
+    sync_endpoint: ASGIApp  # set by create_app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["path"] == "/sync":
+            await self.sync_endpoint(scope, receive, send)
+        else:
+            await super().__call__(scope, receive, send)
+
+    def openapi(self) -> dict[str, Any]:
+        if self.openapi_schema is None:
+            schema = super().openapi()
+            schema["paths"]["/sync"] = {"post": {
+                "summary": "Metacontroller CompositeController sync hook", "operationId": "sync",
+                "requestBody": {"required": True, "content": {"application/json": {"schema": SYNC_REQUEST_SCHEMA}}},
+                "responses": {"200": {"description": "The desired children and the parent's status",
+                                      "content": {"application/json": {"schema": {"type": "object"}}}}}}}
+        return super().openapi()
 
 
 def json_response(body: Any, status_code: int = 200) -> Response:
@@ -107,11 +138,16 @@ def create_app(settings: Settings, metrics: Metrics | None = None, facts: FactGa
             renderer.close()
             await facts.aclose()
 
-    app = FastAPI(title="llmdeploy sync hook", version="0.1.0", docs_url=None, redoc_url=None, lifespan=lifespan)
+    app = HookApp(title="llmdeploy sync hook", version="0.1.0", docs_url=None, redoc_url=None, lifespan=lifespan)
     app.state.hook = hook
 
+    async def on_cpu(size: int, step: Callable[..., T], *args: Any) -> T:
+        if size <= INLINE_BODY_BYTES:
+            return step(*args)
+        return await anyio.to_thread.run_sync(step, *args, limiter=cpu)
+
     async def admitted(body: bytes, deadline: float) -> Answer:
-        decoded = await anyio.to_thread.run_sync(hook.decode, body, limiter=cpu)
+        decoded = await on_cpu(len(body), hook.decode, body)
         if isinstance(decoded, Answer):
             return decoded
         templates = hook.templates  # one set for the whole request, whatever a reload does
@@ -139,21 +175,23 @@ def create_app(settings: Settings, metrics: Metrics | None = None, facts: FactGa
             log.exception("gathering the facts of a sync failed")
             return error(500, "error", "InternalError", f"gathering facts: {type(e).__name__}: {e}")
         if direct is None:
-            return await anyio.to_thread.run_sync(hook.answer, decoded, gathered, None, limiter=cpu)
+            return await on_cpu(len(body), hook.answer, decoded, gathered, None)
         rollout = NO_ROLLOUT
         if direct.policy is not None:  # the Canary strategy: its move, and the children for it
             rolled = await anyio.to_thread.run_sync(hook.roll, decoded, direct, gathered, templates, deadline)
             if isinstance(rolled, Answer):
                 return rolled
             direct, rollout = rolled
-        return await anyio.to_thread.run_sync(hook.answer, decoded, gathered, direct, rollout, limiter=cpu)
+        return await on_cpu(len(body), hook.answer, decoded, gathered, direct, rollout)
 
-    @app.post("/sync", summary="Metacontroller CompositeController sync hook", openapi_extra={
-        "requestBody": {"required": True, "content": {"application/json": {"schema": SYNC_REQUEST_SCHEMA}}}})
-    async def sync_route(request: Request) -> Response:
+    async def sync_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
         nonlocal in_flight
         started = time.perf_counter()
+        request = Request(scope, receive)
         request_id = request.headers.get("x-request-id") or os.urandom(16).hex()
+        if scope["method"] != "POST":
+            await Response(status_code=405, headers={"Allow": "POST", "x-request-id": request_id})(scope, receive, send)
+            return
         held: Held | None = None
         try:
             if not hook.authorized(request.headers.get("authorization")):
@@ -172,6 +210,9 @@ def create_app(settings: Settings, metrics: Metrics | None = None, facts: FactGa
                 metrics.in_flight.dec()
         except Refused as refused:
             answer = refused.answer
+        except Exception as e:  # noqa: BLE001 - a bug must become a 500, never a smaller answer
+            log.exception("answering a sync failed")
+            answer = error(500, "error", "InternalError", f"{type(e).__name__}: {e}")
         except BaseException:
             if held is not None:
                 held.release()
@@ -187,7 +228,10 @@ def create_app(settings: Settings, metrics: Metrics | None = None, facts: FactGa
         if answer.status_code == 429:
             headers["Retry-After"] = str(RETRY_AFTER_SECONDS)
         # The body's bytes stay held until the answer has been sent (the response releases them).
-        return HeldResponse(answer.body, answer.status_code, headers, held, server.body_timeout_seconds)
+        await HeldResponse(answer.body, answer.status_code, headers, held, server.body_timeout_seconds)(
+            scope, receive, send)
+
+    app.sync_endpoint = sync_endpoint
 
     @app.get("/healthz", summary="Alive")
     async def healthz() -> Response:
