@@ -59,6 +59,7 @@ def main() -> None:
         "machine": measure.machine(),
         "mode": "short" if short else "full",
         "in_process": measure.in_process(200 if short else 3000),
+        "asgi": measure.through_asgi(200 if short else 3000),
         "http": measure.over_http(1.0 if short else 10.0),
         "growth_by_size": measure.growth_by_size([1, 10, 100] if short else [1, 10, 100, 1000], 20 if short else 200),
         "growth_by_fleet": measure.growth_by_fleet([1, 10, 100] if short else [1, 10, 100, 1000, 10000],
@@ -76,6 +77,8 @@ def main() -> None:
                                         ("hook_p50_us", "hook p50", ".0f"), ("hook_p99_us", "hook p99", ".0f"),
                                         ("floor_p50_us", "floor p50", ".0f"), ("floor_p99_us", "floor p99", ".0f"),
                                         ("ratio", "hook/floor", ".1f"), ("uncached_p50_us", "uncached p50", ".0f")]))
+    print(table("The same sync through the app in-process (ASGI, no sockets), microseconds", [results["asgi"]],
+                [("request", "request", ""), ("p50_us", "p50", ".0f"), ("p99_us", "p99", ".0f")]))
     print(table("Over HTTP, one worker, load from another process", results["http"], [
         ("concurrency", "concurrency", ""), ("sync_rps", "sync req/s", ".0f"), ("sync_p50_ms", "sync p50 ms", ".2f"),
         ("sync_p99_ms", "sync p99 ms", ".2f"), ("healthz_rps", "/healthz req/s", ".0f"),

@@ -11,7 +11,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, MutableMapping
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -100,6 +100,48 @@ def in_process(iterations: int) -> list[Row]:
                      "floor_p99_us": percentile(floor_times, 0.99) * 1e6, "ratio": p50 / floor,
                      "uncached_p50_us": percentile(cold, 0.5) * 1e6})
     return rows
+
+
+def through_asgi(iterations: int) -> Row:
+    """The running resource's sync through the whole app in this process, without sockets:
+    what the web layer adds to `Hook.respond` (routing, admission, the event loop)."""
+    import asyncio
+
+    from hooks.web.app import create_app
+
+    settings = corpus.ROLLOUT_SETTINGS
+    app = create_app(settings, renderer=LocalRenderer(settings.children))
+    body = dumps(corpus.running_resource())
+    scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST", "scheme": "http",
+             "path": "/sync", "raw_path": b"/sync", "query_string": b"", "root_path": "",
+             "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
+             "client": ("127.0.0.1", 1), "server": ("127.0.0.1", 80)}
+
+    async def one() -> None:
+        messages = [{"type": "http.request", "body": body, "more_body": False}]
+        statuses = []
+
+        async def receive() -> dict[str, Any]:
+            return messages.pop() if messages else {"type": "http.disconnect"}
+
+        async def send(message: MutableMapping[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                statuses.append(message["status"])
+
+        await app(dict(scope), receive, send)
+        assert statuses == [200], statuses
+
+    async def run() -> list[float]:
+        await one()  # renders, then answers from the cache
+        samples = []
+        for _ in range(iterations):
+            started = time.perf_counter()
+            await one()
+            samples.append(time.perf_counter() - started)
+        return samples
+
+    samples = asyncio.run(run())
+    return {"request": RUNNING, "p50_us": percentile(samples, 0.5) * 1e6, "p99_us": percentile(samples, 0.99) * 1e6}
 
 
 def free_port() -> int:
