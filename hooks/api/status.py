@@ -26,9 +26,10 @@ def built(cls: type[Model], **values: Any) -> Model:
     """A status model from values the hook computed itself, of the right types, with every
     field given: what pydantic's `model_construct` makes, at a third of its cost (the status is
     built on every sync). A test holds the two to the same objects."""
-    missing = cls.model_fields.keys() - values.keys()
-    if missing:
-        raise TypeError(f"{cls.__name__}: give every field; missing {sorted(missing)}")
+    missing, unknown = cls.model_fields.keys() - values.keys(), values.keys() - cls.model_fields.keys()
+    if missing or unknown or cls.__private_attributes__:
+        raise TypeError(f"{cls.__name__}: give every field by its name (missing {sorted(missing)}, unknown "
+                        f"{sorted(unknown)}), to a model without private attributes")
     obj = cls.__new__(cls)
     object.__setattr__(obj, "__dict__", values)
     object.__setattr__(obj, "__pydantic_fields_set__", set(values))

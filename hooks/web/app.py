@@ -87,7 +87,7 @@ class HookApp(FastAPI):
     sync_endpoint: ASGIApp  # set by create_app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and scope["path"] == "/sync":
+        if scope["type"] == "http" and _route_path(scope) in SYNC_PATHS:
             await self.sync_endpoint(scope, receive, send)
         else:
             await super().__call__(scope, receive, send)
@@ -101,6 +101,16 @@ class HookApp(FastAPI):
                 "responses": {"200": {"description": "The desired children and the parent's status",
                                       "content": {"application/json": {"schema": {"type": "object"}}}}}}}
         return super().openapi()
+
+
+SYNC_PATHS = ("/sync", "/sync/")  # FastAPI redirected the second to the first; Go's client follows
+
+
+def _route_path(scope: Scope) -> str:
+    """The path below the app's root path (set when it is mounted under a prefix)."""
+    path: str = scope["path"]
+    root: str = scope.get("root_path", "")
+    return path[len(root):] if root and path.startswith(root) else path
 
 
 def json_response(body: Any, status_code: int = 200) -> Response:
@@ -119,7 +129,9 @@ def create_app(settings: Settings, metrics: Metrics | None = None, facts: FactGa
         hook.install(renderer.load(read_sources(settings.templates.folder)))
     except TemplateError as e:
         log.error("templates are broken, not ready: %s", e)
-    cpu = anyio.CapacityLimiter(1)  # one decode or sync at a time: they are pure CPU under one GIL
+    # Large bodies' decodes and syncs, one at a time on a thread (pure CPU under one GIL); they
+    # may overlap with ordinary syncs on the loop, which share only locked state (the cache).
+    cpu = anyio.CapacityLimiter(1)
     in_flight = 0  # touched only on the event loop
     server = settings.server
     bodies = BodyBudget(server.max_body_bytes, server.max_bodies_bytes, server.body_timeout_seconds)
@@ -190,7 +202,9 @@ def create_app(settings: Settings, metrics: Metrics | None = None, facts: FactGa
         request = Request(scope, receive)
         request_id = request.headers.get("x-request-id") or os.urandom(16).hex()
         if scope["method"] != "POST":
-            await Response(status_code=405, headers={"Allow": "POST", "x-request-id": request_id})(scope, receive, send)
+            refusal = error(405, "bad_request", "MethodNotAllowed", "the sync hook takes POST only")
+            await Response(refusal.body, 405, headers={"Allow": "POST", "x-request-id": request_id},
+                           media_type="application/json")(scope, receive, send)
             return
         held: Held | None = None
         try:

@@ -48,8 +48,8 @@ class DrainingServer(uvicorn.Server):
         await super().shutdown(sockets)
 
 
-# The sync thread is pure CPU; the event loop needs the GIL only briefly. Python hands the
-# GIL over every 5 ms by default, which would stall the loop that long per request.
+# Threads that hold the GIL (a large body's sync, a rollout's move, waiting on a render
+# worker) would stall the event loop for Python's default 5 ms switch interval at a time.
 GIL_SWITCH_SECONDS = 0.0005
 
 

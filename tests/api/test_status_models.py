@@ -43,6 +43,10 @@ def test_built_makes_what_model_construct_makes() -> None:
         fast.phase = "Pending"  # type: ignore[misc]
 
 
-def test_built_wants_every_field() -> None:
-    with pytest.raises(TypeError, match=r"TrackStatus: give every field; missing \['model', 'resolved'\]"):
+def test_built_wants_every_field_by_its_name() -> None:
+    with pytest.raises(TypeError, match=r"TrackStatus: give every field by its name \(missing \['model', "
+                                        r"'resolved'\], unknown \[\]\)"):
         built(TrackStatus, **{k: v for k, v in TRACK.items() if k not in ("model", "resolved")})
+    renamed = {**{k: v for k, v in TRACK.items() if k != "ready_replicas"}, "readyReplicas": 1}
+    with pytest.raises(TypeError, match=r"missing \['ready_replicas'\], unknown \['readyReplicas'\]"):
+        built(TrackStatus, **renamed)

@@ -108,8 +108,27 @@ def test_invalid_spec_is_a_200_that_keeps_children(client: httpx.Client) -> None
 
 def test_unknown_paths_and_methods_answer_json(client: httpx.Client) -> None:
     assert client.get("/nope").status_code == 404
-    assert client.get("/sync").status_code == 405
     assert client.get("/nope").headers["content-type"] == "application/json"
+    for method in ("GET", "HEAD", "PUT"):
+        refused = client.request(method, "/sync", headers={"X-Request-Id": "r-1"})
+        assert (refused.status_code, refused.headers["allow"], refused.headers["x-request-id"]) == (405, "POST", "r-1")
+        assert refused.headers["content-type"] == "application/json"
+    assert client.get("/sync").json()["error"] == "MethodNotAllowed"
+
+
+def test_sync_answers_under_a_trailing_slash_and_a_root_path(settings: Settings) -> None:
+    """As FastAPI's route did: `/sync/` (which it redirected), and below a root path."""
+    body = mc.request(mc.parent(SPEC))
+    expected = call(local_app(settings), "POST", "/sync", body)
+    assert expected.status_code == 200
+    assert timeless(call(local_app(settings), "POST", "/sync/", body).content) == timeless(expected.content)
+
+    async def mounted() -> httpx.Response:
+        transport = httpx.ASGITransport(app=local_app(settings), root_path="/hook")
+        async with httpx.AsyncClient(transport=transport, base_url="http://hook") as client:
+            return await client.post("/hook/sync", content=json.dumps(body).encode())
+
+    assert timeless(asyncio.run(mounted()).content) == timeless(expected.content)
 
 
 def broken_copy(settings: Settings, tmp_path: Path, text: str) -> Path:

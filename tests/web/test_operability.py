@@ -91,8 +91,26 @@ def test_load_answers_match_single_requests_and_metrics_add_up() -> None:
         server.stop()
 
 
-def test_overload_is_answered_429_with_retry_after() -> None:
+def test_answers_from_the_cache_are_never_turned_away() -> None:
+    """A warm burst: every sync is answered on the event loop at once, none waits in flight,
+    so none gets 429 (the body budget bounds what queues for the loop)."""
     server = HookServer(env={"LLMDEPLOY_MAX_IN_FLIGHT": "2", "LLMDEPLOY_LOG_LEVEL": "WARNING"})
+    try:
+        server.wait_ready()
+        expected = {b: timeless(httpx.post(server.url + "/sync", content=b, timeout=30).content) for b in bodies()}
+        with concurrent.futures.ThreadPoolExecutor(max_workers=16) as pool:
+            results = list(pool.map(lambda b: (httpx.post(server.url + "/sync", content=b, timeout=30), b),
+                                    bodies() * 4))
+        assert [r.status_code for r, _ in results] == [200] * len(results)
+        assert all(timeless(r.content) == expected[b] for r, b in results)
+    finally:
+        server.stop()
+
+
+def test_overload_is_answered_429_with_retry_after() -> None:
+    # Budgets far above any render here: the cold syncs wait for renders, never time out.
+    server = HookServer(env={"LLMDEPLOY_MAX_IN_FLIGHT": "2", "LLMDEPLOY_LOG_LEVEL": "WARNING",
+                             "LLMDEPLOY_RENDER_TIMEOUT_SECONDS": "20", "LLMDEPLOY_SYNC_DEADLINE_SECONDS": "25"})
     try:
         server.wait_ready()
         # Cold: each resource's first syncs wait for a render, so syncs are in flight at once
