@@ -12,14 +12,13 @@ from typing import Any
 import pytest
 from hooks.errors import ConfigError
 from hooks.rendering.templateset import TemplateSet
-from hooks.settings import ROUTERS, ChildSettings, Settings
+from hooks.settings import ChildSettings, Settings
 
 from tests import metacontroller as mc
 from tests.manifests import schema_errors
 from tests.syncing import run_sync
-from tests.test_routers import CASES, spec_for
+from tests.test_routers import ALL, CASES, reconcile, spec_for
 
-ALL = ChildSettings(routers=ROUTERS)
 ACCESS = {"from": [{"namespace": "apps"}, {"serviceAccount": "batch/nightly"}, {"serviceAccount": "evals"}]}
 ENGINE_PORT = 8000
 PORTS = {"http": ENGINE_PORT}  # the engine container's named port
@@ -456,14 +455,6 @@ def test_the_api_server_refuses_what_the_hook_refuses(access: JSON, router: str,
 
 
 # --- in the cluster -------------------------------------------------------------------------
-
-def reconcile(cluster: mc.Cluster, spec: JSON, templates: TemplateSet, generation: int) -> Any:
-    result = run_sync(mc.request(mc.parent(spec, generation=generation), cluster.observed()), templates, ALL)
-    assert result.outcome == "ok", result.status
-    cluster.apply(result.children)
-    cluster.roll_out()
-    return result
-
 
 @pytest.mark.parametrize(("router", "exposure"), CASES)
 def test_access_converges_and_comes_and_goes_without_restarting_a_model_pod(

@@ -730,7 +730,7 @@ DEFAULT_INGRESS_NAMESPACE = "ingress-nginx"
 ISTIO_NAMESPACE = "istio-system"
 
 
-def exposure_namespaces(spec: LLMDeploymentSpec, namespace: str, settings: ChildSettings) -> tuple[str, ...]:
+def _exposure_namespaces(spec: LLMDeploymentSpec, namespace: str, settings: ChildSettings) -> tuple[str, ...]:
     """The namespaces the exposure path's proxies call the model from: of `expose`, and of
     the Istio Gateways in `traffic.gateways` (with router istio); none without either."""
     expose = spec.expose
@@ -759,7 +759,7 @@ def _access(spec: LLMDeploymentSpec, engines: tuple[EngineType, ...], names: Nam
     accounts = tuple(dict.fromkeys(_account(c.service_account, namespace) for c in access.from_
                                    if c.service_account is not None))
     listed = tuple(c.namespace for c in access.from_ if c.namespace is not None)
-    exposure = exposure_namespaces(spec, namespace, settings)
+    exposure = _exposure_namespaces(spec, namespace, settings)
     scrapers = _unique(settings.monitoring_namespaces)
     callers = _unique((*listed, *(ns for ns, _ in accounts), *exposure))
     profiles = [PROFILES[e] for e in engines]
