@@ -121,7 +121,23 @@ def new_resource() -> JSON:
 
 
 def running_resource() -> JSON:
-    return request(RUNNING_SPEC, children=observed(RUNNING_SPEC))
+    """As Metacontroller sends it on a resync: its children rolled out, and its status as the
+    hook last answered it (so nothing changes: the usual sync of a fleet)."""
+    raw = request(RUNNING_SPEC, children=observed(RUNNING_SPEC))
+    settings = ChildSettings()
+    parsed = parse_request(raw)
+    desired = desire(desired_inputs(parsed, settings), load_templates(None, settings))
+    raw["parent"]["status"] = sync(parsed, Facts(datetime.now(timezone.utc)), desired).status.as_json()
+    return raw
+
+
+def changed(raw: JSON, serial: int) -> JSON:
+    """`raw` after a change that changes no answer: the stable Deployment's status was written
+    again (a new resourceVersion), so the request is byte for byte new and is synced."""
+    changed = copy.deepcopy(raw)
+    stable = changed["children"]["Deployment.apps/v1"]["llama3-stable"]
+    stable["metadata"]["resourceVersion"] = str(1242950 + serial)
+    return changed
 
 
 def invalid_with_children() -> JSON:

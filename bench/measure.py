@@ -29,7 +29,9 @@ from hooks.workers.renderer import LocalRenderer
 from bench import corpus
 
 ROOT = Path(__file__).resolve().parent.parent
-RUNNING = "running: canary, A/B, HPA, 7 children"  # the resource the HTTP path is measured with
+RUNNING = "running: canary, A/B, HPA, 7 children"  # the resource the HTTP path is measured with (a resync)
+CHANGED = "running, its Deployment's status written again"  # the same, byte for byte new: synced
+VARIED = b"1242950"  # the children's resourceVersion in the running resource: what a changed sync changes
 Row = dict[str, Any]
 
 
@@ -81,16 +83,22 @@ def in_process(iterations: int) -> list[Row]:
     rows = []
     rolling, measured = corpus.rolling_resource()
     between = Facts(measured.now - timedelta(seconds=30))
+    running = corpus.running_resource()
     for name, raw, facts in (
             ("new resource", corpus.new_resource(), None),
-            (RUNNING, corpus.running_resource(), None),
+            (RUNNING, running, None),
+            (CHANGED, running, None),
             ("invalid spec, 7 children", corpus.invalid_with_children(), None),
             ("rollout step, between measurements", rolling, between),
             ("rollout step, measurement answered", rolling, measured)):
         body = dumps(raw)
         response = loads(hook.answer(body, facts=facts))
         assert "error" not in response, response
-        hook_times = timed(lambda b=body, f=facts: hook.answer(b, facts=f), iterations)  # type: ignore[misc]
+        # A changed request is new every time (never answered again from memory).
+        bodies = ([dumps(corpus.changed(raw, i)) for i in range(iterations)] if name == CHANGED
+                  else [body] * iterations)
+        sent = iter(bodies)
+        hook_times = timed(lambda f=facts: hook.answer(next(sent), facts=f), iterations)  # type: ignore[misc]
         floor_times = timed(lambda b=body, r=response: dumps(loads(b) and r), iterations)  # type: ignore[misc]
         cold = timed(lambda b=body, f=facts: hook.answer(b, cache=False, facts=f),  # type: ignore[misc]
                      max(iterations // 20, 5))
@@ -180,28 +188,34 @@ class Server:
         self.log.close()
 
 
-def load(port: int, method: str, path: str, body: bytes, concurrency: int, seconds: float) -> Row:
+def load(port: int, method: str, path: str, body: bytes, concurrency: int, seconds: float, vary: bytes = b"") -> Row:
     with tempfile.NamedTemporaryFile(suffix=".json") as f:
         f.write(body)
         f.flush()
         out = subprocess.run([sys.executable, "-m", "bench.loadgen", str(port), method, path,
-                              f.name if body else "-", str(concurrency), str(seconds)],
+                              f.name if body else "-", str(concurrency), str(seconds), *([vary.decode()] if vary else [])],
                              capture_output=True, text=True, check=True, cwd=ROOT)
     result: Row = json.loads(out.stdout)
     return result
 
 
 def over_http(seconds: float) -> list[Row]:
+    """The running resource's resync (answered again from memory), the same byte for byte
+    new every time (synced, its children from the cache), and /healthz, on one server."""
     server = Server()
     body = dumps(corpus.running_resource())
     rows = []
     try:
-        httpx.post(f"http://127.0.0.1:{server.port}/sync", content=body)  # warm the cache
+        for _ in range(2):  # rendered, then remembered
+            httpx.post(f"http://127.0.0.1:{server.port}/sync", content=body)
         for concurrency in (8, 32):
             sync_run = load(server.port, "POST", "/sync", body, concurrency, seconds)
+            changed = load(server.port, "POST", "/sync", body, concurrency, seconds, VARIED)
             health = load(server.port, "GET", "/healthz", b"", concurrency, seconds)
             rows.append({"concurrency": concurrency, "sync_rps": sync_run["rps"], "sync_p50_ms": sync_run["p50_ms"],
                          "sync_p99_ms": sync_run["p99_ms"], "sync_statuses": sync_run["statuses"],
+                         "changed_rps": changed["rps"], "changed_p99_ms": changed["p99_ms"],
+                         "changed_statuses": changed["statuses"],
                          "healthz_rps": health["rps"], "healthz_p50_ms": health["p50_ms"],
                          "healthz_p99_ms": health["p99_ms"], "ratio": sync_run["rps"] / health["rps"]})
     finally:

@@ -35,7 +35,7 @@ DEFAULT_BODY_TIMEOUT_SECONDS = 5.0
 # that in flight means a backlog that would outlast its 10 s timeout, so answer 429 instead.
 DEFAULT_MAX_IN_FLIGHT = 32
 DEFAULT_CACHE_SIZE = 16384  # resources remembered: a fleet this size resyncs without re-rendering
-DEFAULT_CACHE_BYTES = 48 << 20  # and the compressed children they take, at most
+DEFAULT_CACHE_BYTES = 48 << 20  # and the compressed bytes they take, at most (each memory: children, answers)
 DEFAULT_GRACEFUL_SHUTDOWN_SECONDS = 25.0  # under the pod's 30 s termination grace period
 # Rendering: two workers, so that one runaway template leaves one to the rest; 3 s each, so
 # that waiting for a worker and rendering stay inside Metacontroller's 10 s.
@@ -129,7 +129,7 @@ class ServerSettings:
     max_bodies_bytes: int = DEFAULT_MAX_BODIES_BYTES
     body_timeout_seconds: float = DEFAULT_BODY_TIMEOUT_SECONDS
     max_in_flight: int = DEFAULT_MAX_IN_FLIGHT
-    cache_size: int = DEFAULT_CACHE_SIZE  # rendered resources remembered (about 3 KiB each)
+    cache_size: int = DEFAULT_CACHE_SIZE  # resources remembered by each memory (about 3 KiB each)
     cache_bytes: int = DEFAULT_CACHE_BYTES
     graceful_shutdown_seconds: float = DEFAULT_GRACEFUL_SHUTDOWN_SECONDS
     metrics_port: int | None = None  # set: /metrics is also served on this port, alone

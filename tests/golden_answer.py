@@ -27,7 +27,7 @@ EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 
 @lru_cache(maxsize=1)
-def _hook() -> Hook:
+def hook() -> Hook:
     """The hook of an install with every router and a Prometheus named default (never asked:
     no recorded rollout has a measurement due)."""
     settings = Settings.with_prometheus({"default": "http://127.0.0.1:9"})
@@ -58,5 +58,5 @@ def _timestamps(request: dict[str, Any]) -> Iterator[Any]:
 
 
 def answer(request: dict[str, Any]) -> tuple[int, bytes]:
-    result = _hook().respond(dumps(request), Facts(newest_timestamp(request)))
+    result = hook().respond(dumps(request), Facts(newest_timestamp(request)))
     return result.status_code, result.body

@@ -20,7 +20,7 @@ from hooks.rendering.templateset import TemplateSet
 from hooks.settings import ChildSettings, Settings
 
 from tests import metacontroller as mc
-from tests.syncing import run_sync
+from tests.syncing import check_replay, run_sync
 
 SETTINGS = Settings.with_prometheus({"default": "http://prometheus.monitoring:9090"})
 START = datetime(2026, 9, 1, 12, 0, 0, tzinfo=timezone.utc)
@@ -109,8 +109,9 @@ class Rollout:
         parent["metadata"]["annotations"] = dict(self.annotations)
         before = {name: copy.deepcopy(obj) for (kind, name), obj in self.cluster.objects.items()
                   if kind == "Deployment"}
-        result = run_sync(mc.request(parent, self.cluster.observed()), self.templates, self.settings, self.now,
-                          self.measure, self.resolve)
+        request = mc.request(parent, self.cluster.observed())
+        result = run_sync(request, self.templates, self.settings, self.now, self.measure, self.resolve)
+        check_replay(request, result, self.templates, self.settings, self.now)
         assert result.outcome == "ok", result.status
         self.cluster.apply(result.children)
         if self.hpa_replicas is not None and ("Deployment", STABLE) in self.cluster.objects:

@@ -31,6 +31,53 @@ def run_sync(raw: dict[str, Any], templates: TemplateSet, settings: ChildSetting
                         lambda inputs: desire(inputs, templates), measure, resolve)
 
 
+class ClockRead(AssertionError):
+    """The sync used `now`."""
+
+
+def _read(self: datetime, *args: Any, **kwargs: Any) -> Any:
+    raise ClockRead(f"the sync read the clock ({datetime.isoformat(self)})")
+
+
+class UnreadClock(datetime):
+    """A `now` that fails the sync that reads it in any way (compares, subtracts, adds,
+    formats, converts it): a sync that succeeds with it gives the same answer at any time.
+    Python tries a subclass's reflected operator first, so `due > now` and `due - now` fail
+    too."""
+
+    __lt__ = __le__ = __gt__ = __ge__ = __eq__ = __ne__ = __hash__ = __bool__ = _read
+    __add__ = __radd__ = __sub__ = __rsub__ = __format__ = __str__ = _read
+    astimezone = strftime = isoformat = timestamp = replace = date = time = timetz = _read
+    utcoffset = tzname = dst = timetuple = utctimetuple = toordinal = weekday = isoweekday = _read
+    isocalendar = ctime = _read
+
+    def __repr__(self) -> str:
+        return "UnreadClock(...)"
+
+
+def unread(now: datetime) -> UnreadClock:
+    return UnreadClock(now.year, now.month, now.day, now.hour, now.minute, now.second, now.microsecond, now.tzinfo)
+
+
+def _no_measurement(plan: Any) -> Any:
+    raise AssertionError("a replayable answer took a measurement")
+
+
+def _no_registry(references: tuple[str, ...]) -> Any:
+    assert not references, "a replayable answer asked the registry"
+    return {}
+
+
+def check_replay(raw: dict[str, Any], result: SyncResult, templates: TemplateSet, settings: ChildSettings,
+                 now: datetime = NOW) -> None:
+    """When `result` says it is replayable, the same request is given the same answer without
+    the clock being read and with no fact gathered (the web layer replays it at any time)."""
+    if not result.replayable:
+        return
+    again = run_sync(raw, templates, settings, unread(now), _no_measurement, _no_registry)
+    assert again.replayable and encoded(again) == encoded(result)
+
+
 def encoded(result: SyncResult) -> bytes:
     """The answer's body, as the web layer sends it."""
     return encode_response(result.children, result.status.as_json(), result.finalized, result.resync_after)

@@ -320,7 +320,7 @@ def test_the_memory_limit_covers_what_the_hook_admits() -> None:
     (container,) = pod["containers"]
     settings = hook_settings(build("metacontroller"))
     needed_mib = (SERVER_START_MIB + PER_BODY_BYTE * (settings.server.max_bodies_bytes >> 20)
-                  + (settings.server.cache_bytes >> 20)
+                  + 2 * (settings.server.cache_bytes >> 20)  # the desired-state cache and the answer memory
                   + settings.render.workers * (RENDER_WORKER_START_MIB + settings.render.memory_mib))
     limit = container["resources"]["limits"]["memory"]
     assert limit.endswith("Gi") or limit.endswith("Mi")

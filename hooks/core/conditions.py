@@ -25,7 +25,6 @@ def settle(fresh: Iterable[tuple[str, bool, str, str]], previous: Mapping[str, P
     """Conditions from (type, status, reason, message), keeping a transition time whose
     status did not change."""
     out = []
-    stamp = format_time(now)
     for kind, ok, reason, message in fresh:
         status: Literal["True", "False"] = "True" if ok else "False"
         before = previous.get(kind)
@@ -33,7 +32,7 @@ def settle(fresh: Iterable[tuple[str, bool, str, str]], previous: Mapping[str, P
         # Built without re-validation: every value is ours and already of the right type.
         out.append(built(
             Condition, type=kind, status=status, reason=reason, message=message,
-            last_transition_time=before.last_transition_time if keep and before else stamp,
+            last_transition_time=before.last_transition_time if keep and before else format_time(now),
             observed_generation=generation,
         ))
     return out

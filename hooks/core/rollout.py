@@ -235,8 +235,10 @@ def _settled(s: _Situation) -> RolloutDecision:
 
 def _retire_canary(s: _Situation, status: RolloutStatus, since: datetime) -> RolloutDecision:
     """The canary, if any, at weight 0 until DRAIN_SECONDS after `since`, then gone."""
+    if s.canary is None or not s.policy.routed:
+        return RolloutDecision(None, status)
     left = (since + timedelta(seconds=DRAIN_SECONDS) - s.now).total_seconds()
-    if s.canary is None or left <= 0 or not s.policy.routed:
+    if left <= 0:
         return RolloutDecision(None, status)
     render = RolloutRender(s.canary.spec_replicas, 0, s.canary.revision or s.revision, None, None)
     draining = _update(status, message=f"{status.message}; {s.names.deployment('canary')} drains for "

@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import Any, Literal
 
 from hooks.api.status import LLMDeploymentStatus
+from hooks.contract.observed import ObservedDeployment
 from hooks.contract.request import SyncRequest
 from hooks.core.desired import Desired, DesiredInputs, desired_inputs
 from hooks.core.facts import Facts, Measurement
@@ -35,6 +36,7 @@ class SyncResult:
     outcome: Outcome  # what happened, for logs and metrics
     finalized: bool | None = None  # answered to a finalize call only: whether nothing is left
     resync_after: float | None = None  # seconds: a rollout's next measurement or step end
+    replayable: bool = False  # the same request gets this answer at any other time (see `replayable`)
 
 
 def sync(request: SyncRequest, facts: Facts, desired: Desired | None,
@@ -63,19 +65,47 @@ def sync(request: SyncRequest, facts: Facts, desired: Desired | None,
     resync = _sooner(rollout.resync_after, _registry_resync(refs, facts))
     if desired.outcome == "ok":
         assert desired.plan is not None
-        return SyncResult(desired.children,
-                          status(request.observed, desired.plan, request.previous, facts.now, parent.generation,
-                                 rollout.status, registry),
-                          "ok", resync_after=resync)
+        answered = status(request.observed, desired.plan, request.previous, facts.now, parent.generation,
+                          rollout.status, registry)
+        return SyncResult(desired.children, answered, "ok", resync_after=resync,
+                          replayable=replayable(request, facts, refs, rollout, answered, resync))
     children = tuple(frozen_children(request.observed))
     if desired.outcome == "unresolved":  # kept as they are, and said why, until the registry answers
         return SyncResult(children, frozen_status(request.observed, names, request.previous, facts.now,
                                                   parent.generation, None, (), kept_rollout, registry),
                           "unresolved", resync_after=resync)
     why: Literal["Invalid", "Paused"] = "Invalid" if desired.outcome == "invalid" else "Paused"
-    return SyncResult(children, frozen_status(request.observed, names, request.previous, facts.now,
-                                              parent.generation, why, desired.spec_errors, kept_rollout),
-                      desired.outcome)
+    frozen = frozen_status(request.observed, names, request.previous, facts.now, parent.generation, why,
+                           desired.spec_errors, kept_rollout)
+    return SyncResult(children, frozen, desired.outcome,
+                      replayable=replayable(request, facts, refs, rollout, frozen, resync))
+
+
+def replayable(request: SyncRequest, facts: Facts, refs: tuple[str, ...], rollout: RolloutDecision,
+               answered: LLMDeploymentStatus, resync: float | None) -> bool:
+    """Whether the answer with status `answered` is the answer to the same request at any
+    other moment, with no facts gathered: that is, nothing in it read the clock. Each of these
+    does: a registry reference (the registry is asked again when its answer expires), a timer
+    (`resync`), a rollout in motion or a canary draining, a Deployment without enough replicas
+    available (it may be taking too long to start), and a condition whose status changes now
+    (its lastTransitionTime is now). The web layer answers a byte-identical request again
+    with such an answer without syncing."""
+    if refs or resync is not None or facts.measurement is not None:
+        return False
+    if rollout.status is not None and (rollout.status.phase != "Idle" or rollout.render is not None
+                                       or Names(request.parent.name, request.parent.namespace).deployment("canary")
+                                       in request.observed.deployments):
+        return False
+    if any(_unavailable(d) for d in request.observed.deployments.values()):
+        return False
+    before = request.previous.conditions
+    return all((kept := before.get(c.type)) is not None and kept.status == c.status
+               and kept.last_transition_time == c.last_transition_time for c in answered.conditions)
+
+
+def _unavailable(deployment: ObservedDeployment) -> bool:
+    available = deployment.condition("Available")
+    return available is not None and available.status == "False"
 
 
 def _registry_resync(refs: tuple[str, ...], facts: Facts) -> float | None:

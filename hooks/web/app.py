@@ -2,7 +2,8 @@
 and syncing.
 
 `create_app(settings)` builds the app; nothing happens at import time. A sync request is
-admitted (or answered 429 when too many are in flight, 413 when too large), decoded, given
+admitted (or answered 429 when too many are in flight, 413 when too large), answered again at
+once when it is byte for byte a request whose answer holds at any time, else decoded, given
 its facts on the event loop, given its desired state from the cache or a render worker
 (waited for on a thread that holds nothing else), then synced and encoded: on the loop for an
 ordinary body, on a worker thread for a large one. The loop stays free to accept, read, count
@@ -159,10 +160,15 @@ def create_app(settings: Settings, metrics: Metrics | None = None, facts: FactGa
         return await anyio.to_thread.run_sync(step, *args, limiter=cpu)
 
     async def admitted(body: bytes, deadline: float) -> Answer:
+        templates = hook.templates  # one set for the whole request, whatever a reload does
+        key = None
+        if templates is not None:  # the same request again, answered with what holds at any time
+            key, replayed = await on_cpu(len(body), hook.replayed, body, templates)
+            if replayed is not None:
+                return replayed
         decoded = await on_cpu(len(body), hook.decode, body)
         if isinstance(decoded, Answer):
             return decoded
-        templates = hook.templates  # one set for the whole request, whatever a reload does
         if templates is None:
             return error(503, "not_ready", "NotReady", "templates are not loaded; see the hook's log")
         direct = None
@@ -194,7 +200,7 @@ def create_app(settings: Settings, metrics: Metrics | None = None, facts: FactGa
             if isinstance(rolled, Answer):
                 return rolled
             direct, rollout = rolled
-        return await on_cpu(len(body), hook.answer, decoded, gathered, direct, rollout)
+        return await on_cpu(len(body), hook.answer, decoded, gathered, direct, rollout, key)
 
     async def sync_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
         nonlocal in_flight

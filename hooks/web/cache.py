@@ -1,49 +1,90 @@
-"""A bounded memory of desired states, kept by the web layer around the `desire` step.
+"""Bounded memories the web layer keeps around the pure sync.
 
-Validating and rendering is most of a sync's cost and depends only on `DesiredInputs` and the
-template set, so entries are keyed by the set's digest and the inputs' digest: adding an
-input to that object changes the key, and another template set never sees this one's
-entries. Children are kept as compressed canonical JSON (about 3 KiB a resource), so that a
-whole fleet fits.
+`DesiredCache`: validating and rendering is most of a sync's cost and depends only on
+`DesiredInputs` and the template set, so entries are keyed by the set's digest and the
+inputs' digest: adding an input to that object changes the key, and another template set
+never sees this one's entries. Children are kept as compressed canonical JSON (about 3 KiB a
+resource, with lz4), so that a whole fleet fits.
+
+`AnswerMemory`: whole answers to byte-identical requests, for answers that read no clock and
+needed no fact (about 3 KiB a resource, compressed).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import threading
 import time
-import zlib
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
+
+import lz4.block
 
 from hooks.canonical import dumps, loads
 from hooks.core.desired import Desired, DesiredInputs
 from hooks.settings import DEFAULT_CACHE_BYTES, DEFAULT_CACHE_SIZE
 
 Answer = TypeVar("Answer")
+Meta = TypeVar("Meta")
 
 
-@dataclass(frozen=True)
-class _Entry:
-    desired: Desired  # without its children
-    children_zlib: bytes
+def _compress(data: bytes) -> bytes:
+    compressed: bytes = lz4.block.compress(data)  # with its size: `_decompress` needs no other
+    return compressed
 
 
-class DesiredCache:
-    """A thread-safe LRU map from (template set, inputs) to their desired state, bounded in
-    entries and in the bytes its compressed children take."""
+def _decompress(data: bytes) -> bytes:
+    decompressed: bytes = lz4.block.decompress(data)
+    return decompressed
+
+
+class CompressedLRU(Generic[Meta]):
+    """A thread-safe LRU map from keys to compressed bytes and what goes with them, bounded in
+    entries and in the compressed bytes (an entry larger than 1/64 of them is not kept:
+    computing it again costs less than crowding out the fleet)."""
 
     def __init__(self, size: int = DEFAULT_CACHE_SIZE, max_bytes: int = DEFAULT_CACHE_BYTES) -> None:
         self.size = size
         self.max_bytes = max_bytes
         self.bytes = 0
-        self._entries: OrderedDict[bytes, _Entry] = OrderedDict()
+        self._entries: OrderedDict[bytes, tuple[bytes, Meta]] = OrderedDict()
         self._lock = threading.Lock()
         self.hits = self.misses = 0
 
     def __len__(self) -> int:
         return len(self._entries)
+
+    def recall(self, key: bytes) -> tuple[bytes, Meta] | None:
+        """The bytes kept under `key`, decompressed, and what goes with them."""
+        with self._lock:
+            found = self._entries.get(key)
+            if found is None:
+                self.misses += 1
+                return None
+            self._entries.move_to_end(key)
+            self.hits += 1
+        return _decompress(found[0]), found[1]
+
+    def keep(self, key: bytes, data: bytes, meta: Meta) -> None:
+        if self.size <= 0:
+            return
+        compressed = _compress(data)
+        if len(compressed) > self.max_bytes // 64:
+            return
+        with self._lock:
+            previous = self._entries.pop(key, None)
+            self.bytes -= len(previous[0]) if previous else 0
+            self._entries[key] = (compressed, meta)
+            self.bytes += len(compressed)
+            while len(self._entries) > self.size or self.bytes > self.max_bytes:
+                _, evicted = self._entries.popitem(last=False)
+                self.bytes -= len(evicted[0])
+
+
+class DesiredCache(CompressedLRU[Desired]):
+    """Desired states by (template set, inputs): their children as canonical JSON."""
 
     @staticmethod
     def key(inputs: DesiredInputs, templates: str) -> bytes | None:
@@ -52,32 +93,41 @@ class DesiredCache:
         return None if digest is None else templates.encode() + digest
 
     def get(self, key: bytes | None) -> Desired | None:
-        if key is None:
+        found = self.recall(key) if key is not None else None
+        if found is None:
             return None
-        with self._lock:
-            found = self._entries.get(key)
-            if found is None:
-                self.misses += 1
-                return None
-            self._entries.move_to_end(key)
-            self.hits += 1
-        children = tuple(loads(zlib.decompress(found.children_zlib)))
-        return dataclasses.replace(found.desired, children=children)
+        children, desired = found
+        return dataclasses.replace(desired, children=tuple(loads(children)))
 
     def put(self, key: bytes | None, desired: Desired) -> None:
-        if key is None or self.size <= 0:
-            return
-        entry = _Entry(dataclasses.replace(desired, children=()), zlib.compress(dumps(desired.children), 1))
-        if len(entry.children_zlib) > self.max_bytes // 64:
-            return  # a huge resource: rendering it again costs less than crowding out the fleet
-        with self._lock:
-            previous = self._entries.pop(key, None)
-            self.bytes -= len(previous.children_zlib) if previous else 0
-            self._entries[key] = entry
-            self.bytes += len(entry.children_zlib)
-            while len(self._entries) > self.size or self.bytes > self.max_bytes:
-                _, evicted = self._entries.popitem(last=False)
-                self.bytes -= len(evicted.children_zlib)
+        if key is not None:
+            self.keep(key, dumps(desired.children), dataclasses.replace(desired, children=()))
+
+
+@dataclass(frozen=True)
+class Replay:
+    """An answer given again: its body, and what to log and count about it."""
+
+    body: bytes
+    outcome: str
+    fields: dict[str, Any]
+
+
+class AnswerMemory(CompressedLRU[tuple[str, dict[str, Any]]]):
+    """Answers by (template set, the request's exact bytes), for answers that hold at any time
+    (`SyncResult.replayable`): most syncs are resyncs of a resource nothing happened to, byte
+    for byte the request before."""
+
+    @staticmethod
+    def key(body: bytes, templates: str) -> bytes:
+        return templates.encode() + hashlib.sha256(body).digest()
+
+    def get(self, key: bytes) -> Replay | None:
+        found = self.recall(key)
+        return None if found is None else Replay(found[0], *found[1])
+
+    def put(self, key: bytes, replay: Replay) -> None:
+        self.keep(key, replay.body, (replay.outcome, replay.fields))
 
 
 class FailureMemory(Generic[Answer]):

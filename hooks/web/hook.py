@@ -1,9 +1,10 @@
-"""One running hook: its settings, token, template set, cache, renderer and metrics, and the
-steps that turn a request body into an answer.
+"""One running hook: its settings, token, template set, memories, renderer and metrics, and
+the steps that turn a request body into an answer.
 
-The app runs `decode`, `render` and `answer` on worker threads and gathers facts in between;
-each step returns an `Answer` instead of raising: 4xx for the caller, and non-200 whenever
-any 200 could make Metacontroller delete or change a serving child.
+The app runs `replayed`, `decode`, `render` and `answer` (on the event loop, or on worker
+threads for large bodies and renders) and gathers facts in between; each step returns an
+`Answer` instead of raising: 4xx for the caller, and non-200 whenever any 200 could make
+Metacontroller delete or change a serving child.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from hooks.core.strategy import RolloutRender
 from hooks.core.sync import sync
 from hooks.errors import Busy, ConfigError, RequestError, TemplateError, UnsafeToAnswer
 from hooks.settings import Settings
-from hooks.web.cache import DesiredCache, FailureMemory
+from hooks.web.cache import AnswerMemory, DesiredCache, FailureMemory, Replay
 from hooks.web.logs import FIELDS
 from hooks.web.metrics import Metrics
 from hooks.workers.renderer import Renderer
@@ -77,6 +78,7 @@ class Hook:
         self.metrics = metrics
         self.token = read_token(settings.server.auth_token_file)
         self.cache = DesiredCache(settings.server.cache_size, settings.server.cache_bytes)
+        self.answers = AnswerMemory(settings.server.cache_size, settings.server.cache_bytes)
         self.failures: FailureMemory[Answer] = FailureMemory(settings.render.failure_memory_seconds)
         self.templates: str | None = None  # the digest of the set in use; None: not ready
 
@@ -101,6 +103,17 @@ class Hook:
         except Exception as e:  # noqa: BLE001 - a bug must become a 500, never a smaller answer
             log.exception("decoding the request failed")
             return error(500, "error", "InternalError", f"{type(e).__name__}: {e}")
+
+    def replayed(self, body: bytes, templates: str) -> tuple[bytes, Answer | None]:
+        """The key `body` is remembered by with `templates`, and the answer it was given, when
+        that answer holds at any time (then nothing needs to be decoded, gathered or synced)."""
+        key = AnswerMemory.key(body, templates)
+        found = self.answers.get(key)
+        if found is None:
+            return key, None
+        self.metrics.replayed.inc()
+        self.metrics.saw_phase(found.fields["parent"], found.fields["phase"])
+        return key, Answer(200, found.body, found.outcome, {**found.fields, "replayed": True})
 
     def remembered(self, request: SyncRequest, templates: str, rollout: RolloutRender | None = None,
                    resolutions: Resolutions | None = None) -> Desired | None:
@@ -161,8 +174,9 @@ class Hook:
         return desired
 
     def answer(self, request: SyncRequest, facts: Facts, desired: Desired | None,
-               rollout: RolloutDecision = NO_ROLLOUT) -> Answer:
-        """Sync and encode."""
+               rollout: RolloutDecision = NO_ROLLOUT, replay_key: bytes | None = None) -> Answer:
+        """Sync and encode; an answer that holds at any time is remembered by `replay_key`
+        (see `replayed`)."""
         fields = _fields(request)
         try:
             result = sync(request, facts, desired, rollout)
@@ -179,15 +193,20 @@ class Hook:
                          f"the answer cannot be encoded ({e}); nothing is changed", fields)
         self.metrics.saw_phase(fields["parent"], result.status.phase)
         fields |= {"children": len(result.children), "phase": result.status.phase}
+        if result.replayable and replay_key is not None:
+            self.answers.put(replay_key, Replay(body, result.outcome, dict(fields)))
         return Answer(200, body, result.outcome, fields)
 
     def respond(self, body: bytes, facts: Facts) -> Answer:
         """Every step in the calling thread, with facts already at hand: the app's path without
         the event loop (the benchmark measures it)."""
+        templates = self.templates
+        key, replayed = self.replayed(body, templates) if templates is not None else (None, None)
+        if replayed is not None:
+            return replayed
         decoded = self.decode(body)
         if isinstance(decoded, Answer):
             return decoded
-        templates = self.templates
         if templates is None:
             return error(503, "not_ready", "NotReady", "templates are not loaded; see the hook's log")
         if decoded.finalizing:
@@ -196,4 +215,4 @@ class Hook:
         if isinstance(direct, Answer):
             return direct
         rolled = self.roll(decoded, direct, facts, templates)
-        return rolled if isinstance(rolled, Answer) else self.answer(decoded, facts, *rolled)
+        return rolled if isinstance(rolled, Answer) else self.answer(decoded, facts, *rolled, replay_key=key)

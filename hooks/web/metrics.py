@@ -41,6 +41,8 @@ class Metrics:
                                 buckets=LATENCY_BUCKETS, registry=self.registry)
         self.reloads = Counter("llmdeploy_template_reloads", "Template folder reloads, by result.",
                                ["result"], registry=self.registry)
+        self.replayed = Counter("llmdeploy_answers_replayed", "Syncs answered with the answer to the same request "
+                                "before, which holds at any time (no sync was run).", registry=self.registry)
         self.in_flight = Gauge("llmdeploy_hook_in_flight", "Sync requests being answered now.",
                                registry=self.registry, multiprocess_mode="livesum")
         self.phases = PhaseBook()

@@ -148,21 +148,26 @@ def test_sigterm_during_a_burst_loses_no_accepted_request(tmp_path: Path) -> Non
     try:
         server.wait_ready("/readyz")
         work = bodies()[:16]
+        # Clients made beforehand: making one (its TLS context) takes long enough under load
+        # that a burst of them would not connect before the signal.
+        clients = [httpx.Client(timeout=60) for _ in work]
 
-        def send(body: bytes) -> int | str:
+        def send(client: httpx.Client, body: bytes) -> int | str:
             try:
-                return httpx.post(server.url + "/sync", content=body, timeout=60).status_code
+                return client.post(server.url + "/sync", content=body).status_code
             except httpx.ConnectError:
                 return "not accepted"
             except httpx.HTTPError as e:
                 return f"accepted, then lost: {type(e).__name__}"
+            finally:
+                client.close()
 
         started = time.monotonic()
         httpx.post(server.url + "/sync", content=bodies()[20], timeout=60)
         one_sync = time.monotonic() - started
         signal_after = 0.5
         with concurrent.futures.ThreadPoolExecutor(max_workers=len(work)) as pool:
-            futures = [pool.submit(send, b) for b in work]
+            futures = [pool.submit(send, c, b) for c, b in zip(clients, work)]
             time.sleep(signal_after)  # the burst is queued: it needs len(work) * one_sync to finish
             server.process.send_signal(signal.SIGTERM)
             outcomes = [f.result() for f in futures]
