@@ -8,7 +8,7 @@ that slipped past (an old CRD, a disabled validation) gets the same message in i
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from types import UnionType
@@ -38,10 +38,6 @@ class Rule:
             entry["fieldPath"] = self.field_path
         return entry
 
-    def holds(self, value: Any) -> bool:
-        """True when the rule accepts `value`; a rule that cannot be evaluated does not hold."""
-        return self.evaluate(value) is True
-
     def evaluate(self, value: Any) -> bool | None:
         """The rule's verdict on `value`, or None when it cannot be evaluated (a missing or
         mistyped field)."""
@@ -49,13 +45,30 @@ class Rule:
             return self.native(value)
         return self.cel_verdict(value)
 
-    def cel_verdict(self, value: Any) -> bool | None:
-        """The verdict of the CEL expression itself."""
+    def cel_verdict(self, value: Any, context: cel.Context | None = None) -> bool | None:
+        """The verdict of the CEL expression itself (`context`: `value` already converted)."""
         try:
-            result = _compiled(self.rule).execute({"self": value})
+            result = _compiled(self.rule).execute(context if context is not None else {"self": value})
         except Exception:  # noqa: BLE001 - the CEL library raises bare runtime errors
             return None
         return result if isinstance(result, bool) else None
+
+
+def broken(rules: Sequence[Rule], value: Any) -> list[Rule]:
+    """The rules `value` breaks (whose verdict is not True). Converting `value` into CEL's
+    values costs more than evaluating a rule: it is converted once for all of them."""
+    context = _context(value) if any(r.native is None for r in rules) else None
+    return [r for r in rules if (r.native(value) if r.native is not None else r.cel_verdict(value, context)) is not True]
+
+
+def _context(value: Any) -> cel.Context | None:
+    """`self` converted for CEL; None when it cannot be (each rule then fails on its own)."""
+    try:
+        context = cel.Context()
+        context.add_variable("self", value)
+    except Exception:  # noqa: BLE001 - the CEL library raises bare runtime errors
+        return None
+    return context
 
 
 @lru_cache(maxsize=None)
@@ -83,9 +96,8 @@ def violations(model: BaseModel, path: str) -> Iterator[str]:
     """'path: message' for every rule broken anywhere in `model`'s tree."""
     if isinstance(model, RuledModel) and model.cel_rules:
         data = model.model_dump(by_alias=True, exclude_none=True, mode="json")
-        for rule in model.cel_rules:
-            if not rule.holds(data):
-                yield f"{path}{rule.field_path}: {rule.message}"
+        for rule in broken(model.cel_rules, data):
+            yield f"{path}{rule.field_path}: {rule.message}"
     for name, field in type(model).model_fields.items():
         key = field.alias or name
         yield from _violations_in(getattr(model, name), f"{path}.{key}")

@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from hooks.api.rules import violations, violations_where_valid
+from hooks.api.rules import broken, violations, violations_where_valid
 from hooks.api.spec import RESOURCE_RULES, LLMDeploymentSpec
 from hooks.canonical import dumps
 from hooks.errors import SpecError
@@ -47,7 +47,7 @@ def validate_resource(name: str, spec: Any) -> LLMDeploymentSpec:
         raise SpecError([f"spec: {size >> 10} KiB, more than {MAX_SPEC_BYTES >> 10} KiB: a Deployment made from it "
                          "would not fit in the 256 KiB of annotations where Metacontroller records what it applied"])
     named = {"metadata": {"name": name}}
-    errors = [f"{r.field_path.lstrip('.')}: {r.message}" for r in RESOURCE_RULES if not r.holds(named)]
+    errors = [f"{r.field_path.lstrip('.')}: {r.message}" for r in broken(RESOURCE_RULES, named)]
     if not isinstance(spec, dict):
         raise SpecError([*errors, "spec: must be an object with at least model.uri"])
     try:

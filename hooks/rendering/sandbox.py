@@ -81,6 +81,12 @@ class FreshModuleTemplate(jinja2.Template):
         return self.make_module()
 
 
+@functools.cache
+def _field_names(record: type) -> frozenset[str]:
+    """A view record's fields (the records are a few classes; asked on every attribute read)."""
+    return frozenset(f.name for f in dataclasses.fields(record))
+
+
 class DataOnlySandbox(ImmutableSandboxedEnvironment):
     """The sandbox with an allow-list: data access only."""
 
@@ -91,7 +97,7 @@ class DataOnlySandbox(ImmutableSandboxedEnvironment):
         if attr.startswith("_"):
             return False
         if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-            return attr in {f.name for f in dataclasses.fields(obj)}
+            return attr in _field_names(type(obj))
         if isinstance(obj, Mapping):
             return attr in MAPPING_METHODS
         if isinstance(obj, str):
