@@ -61,8 +61,10 @@ class MLflowRegistry:
         return self._client
 
     async def aclose(self) -> None:
-        for task in self._in_flight.values():
+        asking = list(self._in_flight.values())
+        for task in asking:
             task.cancel()
+        await asyncio.gather(*asking, return_exceptions=True)  # each closes its connection as it stops
         if self._client is not None:
             await self._client.aclose()
             self._client = None
