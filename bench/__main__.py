@@ -104,10 +104,11 @@ def main() -> None:
                 results["growth_by_size"], [("size", "N", ""), ("bytes_in", "bytes in", ""),
                                             ("uncached_p50_us", "uncached p50", ".0f"),
                                             ("cached_p50_us", "cached p50", ".0f")]))
-    print(table("Growth with fleet size (distinct resources, each resynced), microseconds per sync",
+    print(table("Growth with fleet size (distinct running resources, each resynced), microseconds per sync",
                 results["growth_by_fleet"], [("resources", "resources", ""), ("per_sync_us", "per sync", ".0f"),
-                                             ("cached", "cache entries", "")]))
-    print(table("Server memory (two passes over distinct resources), MiB", [results["server_memory"]], [
+                                             ("cached", "rendered children kept", ""),
+                                             ("answers", "answers kept", "")]))
+    print(table("Server memory (two passes over distinct running resources), MiB", [results["server_memory"]], [
         ("resources", "resources", ""), ("rss_start_mib", "RSS at start", ".0f"),
         ("rss_after_first_pass_mib", "after pass 1", ".0f"), ("rss_after_second_pass_mib", "after pass 2", ".0f"),
         ("peak_mib", "peak", ".0f")]))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import functools
 from collections.abc import Iterable
 from datetime import datetime, timedelta, timezone
 from typing import Any
@@ -156,5 +157,12 @@ def grown(size: int) -> JSON:
     return request(spec)
 
 
-def fleet_member(i: int) -> JSON:
-    return request(RUNNING_SPEC, name=f"model-{i}")
+def fleet_member(i: int) -> bytes:
+    """The running resource named model-<i>, as Metacontroller sends it on a resync (its
+    children and status renamed with it)."""
+    return _running_text().replace(b"llama3", f"model-{i}".encode())
+
+
+@functools.cache
+def _running_text() -> bytes:
+    return dumps(running_resource())

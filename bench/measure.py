@@ -21,7 +21,7 @@ from hooks.canonical import dumps, loads
 from hooks.core.facts import Facts
 from hooks.edge.templates import read_sources
 from hooks.settings import ServerSettings
-from hooks.web.cache import DesiredCache
+from hooks.web.cache import AnswerMemory, DesiredCache
 from hooks.web.hook import Hook as WebHook
 from hooks.web.metrics import Metrics
 from hooks.workers.renderer import LocalRenderer
@@ -72,6 +72,10 @@ class Hook:
     @property
     def cache(self) -> DesiredCache:
         return self.cached.cache
+
+    @property
+    def answers(self) -> AnswerMemory:
+        return self.cached.answers
 
     def answer(self, body: bytes, cache: bool = True, facts: Facts | None = None) -> bytes:
         hook = self.cached if cache else self.uncached
@@ -240,7 +244,7 @@ def growth_by_fleet(fleet_sizes: list[int], syncs: int) -> list[Row]:
     rows = []
     for n in fleet_sizes:
         hook = Hook()
-        bodies = [dumps(corpus.fleet_member(i)) for i in range(n)]
+        bodies = [corpus.fleet_member(i) for i in range(n)]
         for body in bodies:  # every resource synced once: the cache holds the fleet
             hook.answer(body)
         count = max(syncs, n)
@@ -248,7 +252,8 @@ def growth_by_fleet(fleet_sizes: list[int], syncs: int) -> list[Row]:
         for i in range(count):
             hook.answer(bodies[i % n])
         per_sync = (time.perf_counter() - started) / count
-        rows.append({"resources": n, "per_sync_us": per_sync * 1e6, "cached": len(hook.cache)})
+        rows.append({"resources": n, "per_sync_us": per_sync * 1e6, "cached": len(hook.cache),
+                     "answers": len(hook.answers)})
     return rows
 
 
@@ -259,7 +264,7 @@ def server_memory(resources: int) -> Row:
         with httpx.Client(base_url=f"http://127.0.0.1:{server.port}", timeout=30) as client:
             for round_ in range(2):
                 for i in range(resources):
-                    client.post("/sync", content=dumps(corpus.fleet_member(i)))
+                    client.post("/sync", content=corpus.fleet_member(i))
                 if round_ == 0:
                     first = server.memory_kib()
         return {"resources": resources, "rss_start_mib": before["VmRSS"] / 1024,
