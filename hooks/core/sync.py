@@ -86,21 +86,30 @@ def replayable(request: SyncRequest, facts: Facts, refs: tuple[str, ...], rollou
     """Whether the answer with status `answered` is the answer to the same request at any
     other moment, with no facts gathered: that is, nothing in it read the clock. Each of these
     does: a registry reference (the registry is asked again when its answer expires), a timer
-    (`resync`), a rollout in motion or a canary draining, a Deployment without enough replicas
-    available (it may be taking too long to start), and a condition whose status changes now
-    (its lastTransitionTime is now). The web layer answers a byte-identical request again
-    with such an answer without syncing."""
+    (`resync`), a rollout in motion, just finished or with a canary left, a Deployment without
+    enough replicas available (it may be taking too long to start), and a condition whose
+    status changes now (its lastTransitionTime is now). The web layer answers a byte-identical
+    request again with such an answer without syncing."""
     if refs or resync is not None or facts.measurement is not None:
         return False
-    if rollout.status is not None and (rollout.status.phase != "Idle" or rollout.render is not None
-                                       or Names(request.parent.name, request.parent.namespace).deployment("canary")
-                                       in request.observed.deployments):
+    if rollout.status is not None and not _at_rest(request, rollout):
         return False
     if any(_unavailable(d) for d in request.observed.deployments.values()):
         return False
     before = request.previous.conditions
     return all((kept := before.get(c.type)) is not None and kept.status == c.status
                and kept.last_transition_time == c.last_transition_time for c in answered.conditions)
+
+
+def _at_rest(request: SyncRequest, rollout: RolloutDecision) -> bool:
+    """No canary, nothing to render for one, and the rollout Idle, or Succeeded already before
+    this sync (the sync that finishes a rollout stamps the time it did)."""
+    assert rollout.status is not None
+    canary = Names(request.parent.name, request.parent.namespace).deployment("canary")
+    if rollout.render is not None or canary in request.observed.deployments:
+        return False
+    before = (request.previous.rollout or {}).get("phase")
+    return rollout.status.phase == "Idle" or (rollout.status.phase == "Succeeded" and before == "Succeeded")
 
 
 def _unavailable(deployment: ObservedDeployment) -> bool:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import pickle
 import threading
 import time
 from collections import OrderedDict
@@ -40,16 +41,21 @@ def _decompress(data: bytes) -> bytes:
     return decompressed
 
 
+ENTRY_OVERHEAD = 320  # bytes an entry takes besides its key, data and meta: the objects holding them
+
+
 class CompressedLRU(Generic[Meta]):
-    """A thread-safe LRU map from keys to compressed bytes and what goes with them, bounded in
-    entries and in the compressed bytes (an entry larger than 1/64 of them is not kept:
-    computing it again costs less than crowding out the fleet)."""
+    """A thread-safe LRU map from keys to compressed bytes and what goes with them (kept
+    pickled: as objects, what a render worker sent back takes several times its size, and
+    none of it would be counted), bounded in entries and in the bytes they take, all counted.
+    An entry larger than 1/64 of them is not kept: computing it again costs less than
+    crowding out the fleet."""
 
     def __init__(self, size: int = DEFAULT_CACHE_SIZE, max_bytes: int = DEFAULT_CACHE_BYTES) -> None:
         self.size = size
         self.max_bytes = max_bytes
         self.bytes = 0
-        self._entries: OrderedDict[bytes, tuple[bytes, Meta]] = OrderedDict()
+        self._entries: OrderedDict[bytes, tuple[bytes, bytes]] = OrderedDict()
         self._lock = threading.Lock()
         self.hits = self.misses = 0
 
@@ -65,22 +71,28 @@ class CompressedLRU(Generic[Meta]):
                 return None
             self._entries.move_to_end(key)
             self.hits += 1
-        return _decompress(found[0]), found[1]
+        meta: Meta = pickle.loads(found[1])
+        return _decompress(found[0]), meta
 
     def keep(self, key: bytes, data: bytes, meta: Meta) -> None:
         if self.size <= 0:
             return
-        compressed = _compress(data)
-        if len(compressed) > self.max_bytes // 64:
+        entry = (_compress(data), pickle.dumps(meta, pickle.HIGHEST_PROTOCOL))
+        cost = _cost(key, entry)
+        if cost > self.max_bytes // 64:
             return
         with self._lock:
             previous = self._entries.pop(key, None)
-            self.bytes -= len(previous[0]) if previous else 0
-            self._entries[key] = (compressed, meta)
-            self.bytes += len(compressed)
+            self.bytes -= _cost(key, previous) if previous else 0
+            self._entries[key] = entry
+            self.bytes += cost
             while len(self._entries) > self.size or self.bytes > self.max_bytes:
-                _, evicted = self._entries.popitem(last=False)
-                self.bytes -= len(evicted[0])
+                evicted_key, evicted = self._entries.popitem(last=False)
+                self.bytes -= _cost(evicted_key, evicted)
+
+
+def _cost(key: bytes, entry: tuple[bytes, bytes]) -> int:
+    return len(key) + len(entry[0]) + len(entry[1]) + ENTRY_OVERHEAD
 
 
 class DesiredCache(CompressedLRU[Desired]):

@@ -78,3 +78,35 @@ def test_a_deployment_short_of_replicas_is_never_replayed() -> None:
     assert result.status.phase == "Degraded" and not result.replayable
     with pytest.raises(ClockRead):
         run_sync(request, templates, settings, unread(now))
+
+
+def test_a_rollout_finishing_now_is_not_replayed_and_one_finished_before_is() -> None:
+    """A status one write behind (Promoting) whose stable already serves the revision and
+    whose canary is gone: this sync finishes the rollout, stamping the time, with every
+    condition as it was. The next sync, given that status, is at rest."""
+    templates, settings = golden()
+    case = next(c for c in CASES if c["name"] == "progressive-rollout/settled")
+    request = copy.deepcopy(case["request"])
+    now = newest_timestamp(request)
+    request["parent"]["status"]["rollout"].update(phase="Promoting", step=2, weight=50,
+                                                  stepStartedAt="2026-08-21T15:00:00Z")
+    finishing = run_sync(request, templates, settings, now)
+    assert finishing.status.rollout is not None and finishing.status.rollout.phase == "Succeeded"
+    assert finishing.status.rollout.step_started_at == format_time(now) and not finishing.replayable
+    request["parent"]["status"] = finishing.status.as_json()
+    finished = run_sync(request, templates, settings, now + timedelta(hours=1))
+    assert finished.status.rollout is not None and finished.status.rollout.phase == "Succeeded"
+    assert finished.replayable
+    check_replay(request, finished, templates, settings, now)
+
+
+def test_a_condition_whose_time_cannot_be_read_is_stamped_now_and_not_replayed() -> None:
+    templates, settings = golden()
+    case = next(c for c in CASES if c["name"] == "minimal/settled")
+    request = copy.deepcopy(case["request"])
+    now = newest_timestamp(request)
+    request["parent"]["status"]["conditions"][0]["lastTransitionTime"] = "2026-08-21 14:03:12"  # no zone
+    result = run_sync(request, templates, settings, now)
+    assert [c.status for c in result.status.conditions] == [c["status"] for c in
+                                                             request["parent"]["status"]["conditions"]]
+    assert result.status.conditions[0].last_transition_time == format_time(now) and not result.replayable

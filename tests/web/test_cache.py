@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -17,7 +18,7 @@ from hooks.core.sync import sync
 from hooks.edge.templates import load_templates
 from hooks.errors import UnsafeToAnswer
 from hooks.rendering.templateset import TemplateSet
-from hooks.settings import ChildSettings
+from hooks.settings import ChildSettings, Settings
 from hooks.web.cache import DesiredCache
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -223,11 +224,52 @@ def test_cached_and_uncached_agree_for_generated_specs(shipped: TemplateSet, spe
 
 
 def test_the_cache_is_bounded_in_bytes_too(shipped: TemplateSet) -> None:
-    cache = DesiredCache(size=1000, max_bytes=128 * 1024)  # an entry here takes about 1.7 KiB
+    cache = DesiredCache(size=1000, max_bytes=256 * 1024)  # an entry here takes about 3 KiB
     for i in range(100):
         raw = set_path(base_request(), "parent/metadata/name", f"m{i}")
         answer(raw, shipped, cache)
-    assert cache.bytes <= 128 * 1024 and 0 < len(cache) < 100
+    assert cache.bytes <= 256 * 1024 and 0 < len(cache) < 100
+
+
+@pytest.mark.parametrize("memory", ["desired", "answers"])
+def test_what_a_memory_holds_is_what_it_counts(memory: str) -> None:
+    """Measured by the allocator: a full memory holds no more than its byte bound (with the
+    Canary strategy's desired state, whose objects are several times their pickled size)."""
+    import gc
+    import pickle
+    import tracemalloc
+
+    from bench import corpus
+    from hooks.web.cache import AnswerMemory, Replay
+
+    from tests.syncing import local_hook
+
+    hook = local_hook(Settings.with_prometheus({"default": "http://127.0.0.1:9"}))
+    body = json.dumps(corpus.rolling_resource()[0]).encode()
+    answered = hook.respond(body, Facts(NOW))
+    assert answered.status_code == 200
+    desired = hook.cache.get(next(iter(hook.cache._entries)))
+    assert desired is not None and desired.policy is not None
+    bound = 1 << 20
+    filled: DesiredCache | AnswerMemory = DesiredCache(100_000, bound) if memory == "desired" else AnswerMemory(
+        100_000, bound)
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for i in range(1000):
+            key = f"{i:08d}".encode() * 4
+            if isinstance(filled, DesiredCache):
+                filled.put(key, pickle.loads(pickle.dumps(desired)))  # as a render worker hands it over
+            else:
+                filled.put(key, Replay(answered.body.replace(b"llama3", f"m{i:06d}".encode()), answered.outcome,
+                                       dict(answered.fields)))
+        gc.collect()
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert 0 < len(filled) < 1000 and filled.bytes <= bound  # it was full
+    assert held <= bound * 1.1, f"{memory}: holds {held >> 10} KiB for a bound of {bound >> 10} KiB"
 
 
 def test_a_failed_render_is_answered_from_memory(tmp_path: Any) -> None:

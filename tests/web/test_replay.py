@@ -112,3 +112,17 @@ def test_the_memory_is_bounded_in_entries_and_bytes() -> None:
     assert by_bytes.bytes <= 256 * 1024 and 50 < len(by_bytes) < 100
     kept = by_count.get(AnswerMemory.key(b"99", "t"))
     assert kept is not None and kept.body == answer(99) and by_count.get(AnswerMemory.key(b"0", "t")) is None
+
+
+def test_a_large_request_is_replayed_too() -> None:
+    """A body over 256 KiB is hashed and answered on a worker thread, not the event loop."""
+    from hooks.web.app import INLINE_BODY_BYTES
+
+    request = json.loads(json.dumps(SETTLED[0]["request"]))
+    service = next(c for group in request["children"].values() for c in group.values() if c["kind"] == "Service")
+    service["metadata"]["annotations"]["example.com/notes"] = "x" * INLINE_BODY_BYTES
+    app = local_app(Settings())
+    first, second = call(app, "POST", "/sync", request), call(app, "POST", "/sync", request)
+    assert len(json.dumps(request)) > INLINE_BODY_BYTES
+    assert first.status_code == second.status_code == 200 and first.content == second.content
+    assert metric(call(app, "GET", "/metrics").text, REPLAYED) == 1
