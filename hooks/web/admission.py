@@ -10,7 +10,8 @@ the bytes stay held until it has been. A client that disconnects is counted, not
 
 from __future__ import annotations
 
-import anyio
+import asyncio
+
 from fastapi import Request
 from fastapi.responses import Response
 from starlette.requests import ClientDisconnect
@@ -48,7 +49,7 @@ class BodyBudget:
         hold = Held(self)
         chunks: list[bytes] = []
         try:
-            with anyio.fail_after(self.timeout_seconds):
+            async with asyncio.timeout(self.timeout_seconds):
                 async for chunk in request.stream():
                     self._take(hold, len(chunk))
                     chunks.append(chunk)
@@ -107,7 +108,7 @@ class HeldResponse(Response):
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
-            with anyio.fail_after(self.send_seconds):
+            async with asyncio.timeout(self.send_seconds):
                 await super().__call__(scope, receive, send)
         finally:
             if self.held is not None:

@@ -45,6 +45,7 @@ class Metrics:
                                 "before, which holds at any time (no sync was run).", registry=self.registry)
         self.in_flight = Gauge("llmdeploy_hook_in_flight", "Sync requests being answered now.",
                                registry=self.registry, multiprocess_mode="livesum")
+        self._by_outcome: dict[tuple[str, str], tuple[Counter, Histogram]] = {}
         self.phases = PhaseBook()
         if self.multiprocess:
             SharedBooks(Path(os.environ[MULTIPROCESS_FOLDER])).writer(self.phases)
@@ -52,8 +53,12 @@ class Metrics:
             self.registry.register(BookCollector(self.phases))
 
     def observe(self, hook: str, outcome: str, seconds: float) -> None:
-        self.requests.labels(hook, outcome).inc()
-        self.latency.labels(hook, outcome).observe(seconds)
+        found = self._by_outcome.get((hook, outcome))
+        if found is None:  # looking the labelled series up costs more than counting
+            found = self._by_outcome[hook, outcome] = (self.requests.labels(hook, outcome),
+                                                      self.latency.labels(hook, outcome))
+        found[0].inc()
+        found[1].observe(seconds)
 
     def saw_phase(self, resource: str, phase: str) -> None:
         self.phases.saw(resource, phase)

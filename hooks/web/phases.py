@@ -45,7 +45,8 @@ class PhaseBook:
             self.entries[resource] = (phase, time.time())
             if len(self.entries) > MAX_TRACKED_RESOURCES:
                 self.entries.popitem(last=False)
-        self.changed.set()
+        if not self.changed.is_set():  # setting it takes a lock and wakes the writer: once will do
+            self.changed.set()
 
     def snapshot(self) -> dict[str, Entry]:
         with self.lock:
