@@ -64,10 +64,12 @@ class MLflowRegistry:
         asking = list(self._in_flight.values())
         for task in asking:
             task.cancel()
-        await asyncio.gather(*asking, return_exceptions=True)  # each closes its connection as it stops
-        if self._client is not None:
-            await self._client.aclose()
-            self._client = None
+        try:
+            await asyncio.gather(*asking, return_exceptions=True)  # each closes its connection as it stops
+        finally:
+            if self._client is not None:
+                await self._client.aclose()
+                self._client = None
 
     async def resolve(self, uris: tuple[str, ...], deadline: float | None = None) -> dict[str, Resolution]:
         """What the registry says of each reference: remembered, or asked now and waited for at

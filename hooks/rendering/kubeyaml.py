@@ -52,17 +52,68 @@ class NotJSON(yaml.YAMLError):
 
 
 _STR, _SEQ, _MAP = "tag:yaml.org,2002:str", "tag:yaml.org,2002:seq", "tag:yaml.org,2002:map"
+# Anchors, aliases and merge keys (where they may be: the text is only searched for them).
+_SHARING = ("&", "*", "<<")
 
 
-def _json(loader: KubernetesLoader, node: yaml.Node) -> Any:
-    """The document `node` as JSON values, built from the parsed nodes in one walk (PyYAML's
-    constructor builds Python objects first, at twice the cost): map keys as strings, as
-    sigs.k8s.io/yaml writes them (true, 1, null); NotJSON past MAX_DEPTH, MAX_NODES, or for an
-    integer beyond 64 bits. Without recursion, as aliases may make the tree far bigger than the
-    text. The result, and whether there is one, is what PyYAML's safe constructor and a walk
-    over its objects give (a test holds the two together): duplicate keys keep their first
-    place and their last value, and of keys that read the same as strings (1 and "1") the
-    first one's value stays."""
+def load_all(text: str) -> list[Any]:
+    """Every non-empty document of `text`; yaml.YAMLError for what is not YAML or has no JSON form.
+
+    A text without anchors, aliases or merge keys (the shipped templates' output) is read in
+    one walk over the nodes PyYAML composes, at half the cost; any other text the way PyYAML
+    constructs it, then walked. A test holds the two to the same result on every text the
+    first may read."""
+    if any(mark in text for mark in _SHARING):
+        return _load_constructed(text)
+    loader = KubernetesLoader(text)
+    try:
+        documents = []
+        while loader.check_node():
+            document = _walked(loader, loader.get_node())
+            loader.constructed_objects, loader.recursive_objects = {}, {}
+            if document is not None:
+                documents.append(document)
+        return documents
+    finally:
+        loader.dispose()
+
+
+def _load_constructed(text: str) -> list[Any]:
+    return [_json(document) for document in yaml.load_all(text, Loader=KubernetesLoader) if document is not None]
+
+
+def _json(document: Any) -> Any:
+    """`document` as JSON values: map keys as strings, as sigs.k8s.io/yaml writes them (true,
+    1, null); NotJSON past MAX_DEPTH, MAX_NODES, or for an integer beyond 64 bits. Walked
+    without recursion, as aliases may make the tree far bigger than the text."""
+    root: list[Any] = [None]
+    pending: list[tuple[Any, Any, Any, int]] = [(document, root, 0, 1)]  # value, parent, key, depth
+    nodes = 0
+    while pending:
+        value, parent, key, depth = pending.pop()
+        nodes += 1
+        if nodes > MAX_NODES:
+            raise NotJSON(f"more than {MAX_NODES} values (after expanding aliases)")
+        if depth > MAX_DEPTH:
+            raise NotJSON(f"nested more than {MAX_DEPTH} levels deep")
+        if isinstance(value, dict):
+            copy: Any = {_key(k): None for k in value}  # in the document's order
+            pending.extend((v, copy, _key(k), depth + 1) for k, v in value.items())
+        elif isinstance(value, list):
+            copy = [None] * len(value)
+            pending.extend((v, copy, i, depth + 1) for i, v in enumerate(value))
+        else:
+            _check_integer(value)
+            copy = value
+        parent[key] = copy
+    return root[0]
+
+
+def _walked(loader: KubernetesLoader, node: yaml.Node) -> Any:
+    """What `_json` gives for the objects PyYAML would construct from `node`, a tree without
+    shared nodes, built from the nodes in one walk (no objects first). Duplicate keys keep
+    their first place and their last value; of keys that read the same as strings (1 and
+    "1") the first one's value stays (the walk takes the last first)."""
     root: list[Any] = [None]
     pending: list[tuple[yaml.Node, Any, Any, int]] = [(node, root, 0, 1)]  # node, parent, key, depth
     nodes = 0
@@ -74,7 +125,7 @@ def _json(loader: KubernetesLoader, node: yaml.Node) -> Any:
         if depth > MAX_DEPTH:
             raise NotJSON(f"nested more than {MAX_DEPTH} levels deep")
         if isinstance(node, yaml.MappingNode) and node.tag == _MAP:
-            loader.flatten_mapping(node)  # merge keys (<<), as the constructor does
+            loader.flatten_mapping(node)  # an explicit !!merge key, as the constructor does
             pairs = []
             for key_node, value_node in node.value:
                 if not isinstance(key_node, yaml.ScalarNode):
@@ -84,17 +135,15 @@ def _json(loader: KubernetesLoader, node: yaml.Node) -> Any:
             kept = dict(pairs)  # a key written twice: its first place, its last value
             for raw, value_node in pairs:
                 if kept[raw] is not value_node:  # overwritten, yet built: what is wrong in it is still wrong
-                    loader.construct_object(value_node, deep=True)
+                    loader.construct_document(value_node)  # without recursion, however deep
             value: Any = {_key(raw): None for raw in kept}  # in the document's order
-            # Walked last first: of keys that read the same as strings, the first one's value stays.
             pending.extend((value_node, value, _key(raw), depth + 1) for raw, value_node in kept.items())
         elif isinstance(node, yaml.SequenceNode) and node.tag == _SEQ:
             value = [None] * len(node.value)
             pending.extend((item, value, i, depth + 1) for i, item in enumerate(node.value))
         else:
             value = _scalar(loader, node)
-            if isinstance(value, int) and not isinstance(value, bool) and not INT64[0] <= value <= INT64[1]:
-                raise NotJSON(f"the integer {value} does not fit in 64 bits")
+            _check_integer(value)
         parent[key] = value
     return root[0]
 
@@ -107,24 +156,14 @@ def _scalar(loader: KubernetesLoader, node: yaml.Node) -> Any:
     return loader.construct_object(node, deep=True)
 
 
+def _check_integer(value: Any) -> None:
+    if isinstance(value, int) and not isinstance(value, bool) and not INT64[0] <= value <= INT64[1]:
+        raise NotJSON(f"the integer {value} does not fit in 64 bits")
+
+
 def _key(key: Any) -> str:
     if isinstance(key, str):
         return key
     if isinstance(key, bool):
         return "true" if key else "false"
     return "null" if key is None else str(key)
-
-
-def load_all(text: str) -> list[Any]:
-    """Every non-empty document of `text`; yaml.YAMLError for what is not YAML or has no JSON form."""
-    loader = KubernetesLoader(text)
-    try:
-        documents = []
-        while loader.check_node():
-            document = _json(loader, loader.get_node())
-            loader.constructed_objects, loader.recursive_objects = {}, {}
-            if document is not None:
-                documents.append(document)
-        return documents
-    finally:
-        loader.dispose()

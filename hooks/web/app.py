@@ -143,6 +143,7 @@ def create_app(settings: Settings, metrics: Metrics | None = None, facts: FactGa
         # What start-up made (modules, models, templates: most of the heap) lives as long as
         # the process: out of the collector's sight, a full collection takes microseconds
         # instead of tens of milliseconds, which every sync in flight would wait out.
+        gc.collect()  # start-up's garbage first: frozen, it would never be freed
         gc.freeze()
         task = None
         if settings.templates.folder is not None:
@@ -155,6 +156,7 @@ def create_app(settings: Settings, metrics: Metrics | None = None, facts: FactGa
                 task.cancel()
             renderer.close()
             await facts.aclose()
+            gc.unfreeze()
 
     app = HookApp(title="llmdeploy sync hook", version="0.1.0", docs_url=None, redoc_url=None, lifespan=lifespan)
     app.state.hook = hook

@@ -1,7 +1,7 @@
-"""Rendered YAML read as Kubernetes reads it: the one-walk reader (`kubeyaml.load_all`) gives
-exactly what PyYAML's safe constructor and a walk over its objects give (the reader it
-replaced, kept here as the reference), for generated documents and for every edge of YAML
-that reaches a JSON form differently."""
+"""Rendered YAML read as Kubernetes reads it: the one-walk reader (`kubeyaml.load_all`, for
+text without anchors, aliases or merge keys) gives exactly what PyYAML's safe constructor and
+a walk over its objects give (the reader it replaced, still used for any other text), for
+generated documents and for every edge of YAML that reaches a JSON form differently."""
 
 from __future__ import annotations
 
@@ -10,48 +10,26 @@ from typing import Any
 
 import pytest
 import yaml
-from hooks.rendering.kubeyaml import INT64, MAX_DEPTH, MAX_NODES, KubernetesLoader, NotJSON, _key, load_all
+from hooks.rendering.kubeyaml import MAX_DEPTH, _load_constructed, load_all
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 
-def reference_json(document: Any) -> Any:
-    """The reference: PyYAML's objects walked into JSON values (the reader before the walk
-    over nodes)."""
-    root: list[Any] = [None]
-    pending: list[tuple[Any, Any, Any, int]] = [(document, root, 0, 1)]
-    nodes = 0
-    while pending:
-        value, parent, key, depth = pending.pop()
-        nodes += 1
-        if nodes > MAX_NODES:
-            raise NotJSON("too many")
-        if depth > MAX_DEPTH:
-            raise NotJSON("too deep")
-        if isinstance(value, dict):
-            copy: Any = {_key(k): None for k in value}
-            pending.extend((v, copy, _key(k), depth + 1) for k, v in value.items())
-        elif isinstance(value, list):
-            copy = [None] * len(value)
-            pending.extend((v, copy, i, depth + 1) for i, v in enumerate(value))
-        else:
-            if isinstance(value, int) and not isinstance(value, bool) and not INT64[0] <= value <= INT64[1]:
-                raise NotJSON("too big")
-            copy = value
-        parent[key] = copy
-    return root[0]
-
-
 def reference(text: str) -> Any:
-    return [reference_json(d) for d in yaml.load_all(text, Loader=KubernetesLoader) if d is not None]
+    """PyYAML's objects, then walked into JSON values: the reader the walk over nodes replaced,
+    still used for text with anchors, aliases or merge keys."""
+    return _load_constructed(text)
 
 
 def outcome(read: Any, text: str) -> Any:
-    """The documents with their keys in order (JSON text), or that there is none."""
+    """The documents with their keys in order (JSON text), that there is none (a YAMLError:
+    the template is reported), or a RecursionError (which would be a bug in the hook)."""
     try:
         return json.dumps(read(text))
-    except (yaml.YAMLError, RecursionError):
+    except yaml.YAMLError:
         return "no JSON form"
+    except RecursionError:
+        return "RecursionError"
 
 
 EDGES = [
@@ -96,6 +74,15 @@ EDGES = [
     "key with spaces: value\n\"quoted key\": 1\n",
     "a: 1\n  b: 2\n", "a: [1\n", "a: {b\n",  # not YAML
     "", "\n", "# only a comment\n",
+    "a: " + "[" * 400 + "]" * 400 + "\na: 1\n",  # deep, but overwritten: still read, without recursion
+    "a: 1\n" * 5000 + "b: 2\n",
+    "? !!merge\n: {x: 1, y: 2}\ny: 3\n",  # a merge key spelled as a tag
+    "? !!str {a: 1}\n: b\n",
+    "a: {=: 1}\nb: [\"=\"]\n",
+    # With anchors and aliases: read as constructed (the walk would visit shared nodes again).
+    "d: &d {" + ", ".join(["k: 1"] * 2000) + "}\nl: [" + ", ".join(["*d"] * 500) + "]\n",
+    "a: {&k =: 1}\nb: [*k]\n",
+    "".join(f"a{i}: &a{i} {{<<: *a{i - 1}}}\n" if i else "a0: &a0 {x: 1}\n" for i in range(300)),
 ]
 
 
