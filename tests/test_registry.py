@@ -482,12 +482,15 @@ def test_a_hanging_registry_delays_no_other_resource() -> None:
 
     async def scenario() -> tuple[tuple[float, JSON], list[tuple[float, JSON]]]:
         transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://hook", timeout=15) as client:
-            slow = asyncio.ensure_future(timed_sync(client, mc.request(mc.parent({"model": {"uri": "models:/m@a"}}))))
-            await asyncio.sleep(0.05)
-            others = [mc.request(mc.parent({"model": {"uri": "hf://o/m"}}, name=f"other-{i}")) for i in range(5)]
-            fast = await asyncio.gather(*(timed_sync(client, r) for r in others))
-            return await slow, fast
+        try:
+            async with httpx.AsyncClient(transport=transport, base_url="http://hook", timeout=15) as client:
+                slow = asyncio.ensure_future(timed_sync(client, mc.request(mc.parent({"model": {"uri": "models:/m@a"}}))))
+                await asyncio.sleep(0.05)
+                others = [mc.request(mc.parent({"model": {"uri": "hf://o/m"}}, name=f"other-{i}")) for i in range(5)]
+                fast = await asyncio.gather(*(timed_sync(client, r) for r in others))
+                return await slow, fast
+        finally:  # what the app's lifespan does on shutdown (ASGITransport runs no lifespan)
+            await facts.aclose()
 
     try:
         (slow_seconds, slow_body), fast = asyncio.run(scenario())
