@@ -92,10 +92,7 @@ def _json(document: Any) -> Any:
     while pending:
         value, parent, key, depth = pending.pop()
         nodes += 1
-        if nodes > MAX_NODES:
-            raise NotJSON(f"more than {MAX_NODES} values (after expanding aliases)")
-        if depth > MAX_DEPTH:
-            raise NotJSON(f"nested more than {MAX_DEPTH} levels deep")
+        _check_bounds(nodes, depth)
         if isinstance(value, dict):
             copy: Any = {_key(k): None for k in value}  # in the document's order
             pending.extend((v, copy, _key(k), depth + 1) for k, v in value.items())
@@ -120,10 +117,7 @@ def _walked(loader: KubernetesLoader, node: yaml.Node) -> Any:
     while pending:
         node, parent, key, depth = pending.pop()
         nodes += 1
-        if nodes > MAX_NODES:
-            raise NotJSON(f"more than {MAX_NODES} values (after expanding aliases)")
-        if depth > MAX_DEPTH:
-            raise NotJSON(f"nested more than {MAX_DEPTH} levels deep")
+        _check_bounds(nodes, depth)
         if isinstance(node, yaml.MappingNode) and node.tag == _MAP:
             loader.flatten_mapping(node)  # an explicit !!merge key, as the constructor does
             pairs = []
@@ -154,6 +148,13 @@ def _scalar(loader: KubernetesLoader, node: yaml.Node) -> Any:
     if node.tag == _STR and isinstance(node, yaml.ScalarNode):
         return node.value
     return loader.construct_object(node, deep=True)
+
+
+def _check_bounds(nodes: int, depth: int) -> None:
+    if nodes > MAX_NODES:
+        raise NotJSON(f"more than {MAX_NODES} values (after expanding aliases)")
+    if depth > MAX_DEPTH:
+        raise NotJSON(f"nested more than {MAX_DEPTH} levels deep")
 
 
 def _check_integer(value: Any) -> None:
