@@ -27,9 +27,7 @@ def _quote(text: str) -> str:
             out.append(_ESCAPES[char])
         elif 0x20 <= code < 0x7F:
             out.append(char)
-        elif code <= 0xFF:
-            out.append(f"\\x{code:02x}")
-        elif code <= 0xFFFF:
+        elif code <= 0xFFFF:  # \u: the escape YAML and JSON read alike
             out.append(f"\\u{code:04x}")
         else:
             out.append(f"\\U{code:08x}")
