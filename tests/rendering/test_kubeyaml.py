@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 import yaml
-from hooks.rendering.kubeyaml import MAX_DEPTH, _load_constructed, load_all
+from hooks.rendering.kubeyaml import _load_constructed, load_all
+from hooks.rendering.yamlloader import MAX_DEPTH
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
