@@ -8,6 +8,7 @@ that slipped past (an old CRD, a disabled validation) gets the same message in i
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -56,9 +57,30 @@ class Rule:
 
 def broken(rules: Sequence[Rule], value: Any) -> list[Rule]:
     """The rules `value` breaks (whose verdict is not True). Converting `value` into CEL's
-    values costs more than evaluating a rule: it is converted once for all of them."""
-    context = _context(value) if any(r.native is None for r in rules) else None
+    values costs more than evaluating a rule: it is converted once for all of them, and of a
+    mapping only the fields the rules read."""
+    expressions = tuple(r.rule for r in rules if r.native is None)
+    context = _context(_read_by(expressions, value)) if expressions else None
     return [r for r in rules if (r.native(value) if r.native is not None else r.cel_verdict(value, context)) is not True]
+
+
+def _read_by(expressions: tuple[str, ...], value: Any) -> Any:
+    """`value` without the fields no expression reads, when they read it only as `self.field`."""
+    fields = _fields_read(expressions)
+    if fields is None or not isinstance(value, dict):
+        return value
+    return {key: item for key, item in value.items() if key in fields}
+
+
+_SELF = re.compile(r"\bself\b(?:\.([A-Za-z_][A-Za-z0-9_]*)\b(?!\s*\())?")
+
+
+@lru_cache(maxsize=None)
+def _fields_read(expressions: tuple[str, ...]) -> frozenset[str] | None:
+    """The fields of `self` the expressions read; None when any reads `self` otherwise (whole,
+    by index, or by a method such as `self.all(...)`)."""
+    fields = [match[1] for expression in expressions for match in _SELF.finditer(expression)]
+    return None if None in fields else frozenset(fields)
 
 
 def _context(value: Any) -> cel.Context | None:
