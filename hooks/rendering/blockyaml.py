@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Any, NamedTuple
+from typing import Any
 
 import orjson
 import yaml
@@ -37,9 +37,10 @@ class _Unread(Exception):
     """Not simple enough: PyYAML reads it."""
 
 
-class _Line(NamedTuple):
-    indent: int
-    content: str
+# A line with content, as (indent, key, text): the key of `key: text` (text may be empty),
+# else None, for a marker (text `-`) or a value on a line of its own. A plain tuple: a
+# rendered template has hundreds.
+_Line = tuple[int, str | None, str]
 
 
 def read(text: str) -> list[Any] | None:
@@ -66,13 +67,17 @@ def _documents(text: str) -> list[list[_Line]]:
             continue
         lines, indent = documents[-1], len(line) - len(content)
         while content == _MARKER or content.startswith("- "):
-            lines.append(_Line(indent, _MARKER))
+            lines.append((indent, None, _MARKER))
             rest = content[1:].lstrip(" ")
             if not rest:
                 break
             indent, content = indent + len(content) - len(rest), rest
         else:
-            lines.append(_Line(indent, content))
+            match = _KEY.match(content)
+            if match:
+                lines.append((indent, _key(*match.groups()), content[match.end():]))
+            else:
+                lines.append((indent, None, content))
     return documents
 
 
@@ -82,7 +87,8 @@ def _document(lines: list[_Line]) -> Any:
     the document unread."""
     if not lines:
         return None
-    if lines[0].content != _MARKER and not _KEY.match(lines[0].content):
+    _, key, text = lines[0]
+    if key is None and text != _MARKER:
         raise _Unread  # a document that is one value
     value, end = _block(lines, 0, 1)
     if end != len(lines):
@@ -94,18 +100,19 @@ def _block(lines: list[_Line], at: int, depth: int) -> tuple[Any, int]:
     """The collection or value starting at line `at`, and the line after it."""
     if depth > MAX_DEPTH:
         raise _Unread
-    if lines[at].content == _MARKER:
-        return _sequence(lines, at, depth)
-    if _KEY.match(lines[at].content):
+    _, key, text = lines[at]
+    if key is not None:
         return _mapping(lines, at, depth)
-    return _value(lines[at].content, depth), at + 1
+    if text == _MARKER:
+        return _sequence(lines, at, depth)
+    return _value(text, depth), at + 1
 
 
 def _sequence(lines: list[_Line], at: int, depth: int) -> tuple[list[Any], int]:
-    indent, items = lines[at].indent, []
-    while at < len(lines) and lines[at].indent == indent and lines[at].content == _MARKER:
+    indent, items, end = lines[at][0], [], len(lines)
+    while at < end and lines[at] == (indent, None, _MARKER):
         at += 1
-        if at < len(lines) and lines[at].indent > indent:
+        if at < end and lines[at][0] > indent:
             item, at = _block(lines, at, depth + 1)
         else:
             item = None
@@ -114,22 +121,20 @@ def _sequence(lines: list[_Line], at: int, depth: int) -> tuple[list[Any], int]:
 
 
 def _mapping(lines: list[_Line], at: int, depth: int) -> tuple[dict[str, Any], int]:
-    indent, mapping = lines[at].indent, {}
-    while at < len(lines) and lines[at].indent == indent and lines[at].content != _MARKER:
-        content = lines[at].content
-        match = _KEY.match(content)
-        if not match:
-            raise _Unread
-        key = _key(*match.groups())
-        rest = content[match.end():]
+    indent, mapping, end = lines[at][0], {}, len(lines)
+    while at < end:
+        line_indent, key, text = lines[at]
+        if line_indent != indent or key is None and text == _MARKER:
+            break
+        if key is None:
+            raise _Unread  # a value where a key must be
         at += 1
-        following = lines[at] if at < len(lines) else None
         value: Any = None
-        if rest:
-            value = _value(rest, depth + 1)
-        elif following and following.indent > indent:
+        if text:
+            value = _value(text, depth + 1)
+        elif at < end and lines[at][0] > indent:
             value, at = _block(lines, at, depth + 1)
-        elif following and following.indent == indent and following.content == _MARKER:
+        elif at < end and lines[at] == (indent, None, _MARKER):
             value, at = _sequence(lines, at, depth + 1)  # a sequence may sit at its key's column
         mapping[key] = value  # a key written twice: its first place, its last value
     return mapping, at
