@@ -82,9 +82,16 @@ class FreshModuleTemplate(jinja2.Template):
 
 
 @functools.cache
-def _field_names(record: type) -> frozenset[str]:
-    """A view record's fields (the records are a few classes; asked on every attribute read)."""
-    return frozenset(f.name for f in dataclasses.fields(record))
+def _readable(kind: type) -> frozenset[str] | None:
+    """What a template may read of an object of type `kind`, where the type alone decides: a
+    view record's fields, a mapping's, a string's and a loop's allowed methods. Asked on every
+    attribute read, of a few types."""
+    if dataclasses.is_dataclass(kind):
+        return frozenset(f.name for f in dataclasses.fields(kind))
+    for base, allowed in ((Mapping, MAPPING_METHODS), (str, STRING_METHODS), (LoopContext, LOOP_ATTRIBUTES)):
+        if issubclass(kind, base):
+            return allowed
+    return None
 
 
 class DataOnlySandbox(ImmutableSandboxedEnvironment):
@@ -96,14 +103,10 @@ class DataOnlySandbox(ImmutableSandboxedEnvironment):
     def is_safe_attribute(self, obj: Any, attr: str, value: Any) -> bool:
         if attr.startswith("_"):
             return False
-        if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-            return attr in _field_names(type(obj))
-        if isinstance(obj, Mapping):
-            return attr in MAPPING_METHODS
-        if isinstance(obj, str):
-            return attr in STRING_METHODS
-        if isinstance(obj, LoopContext):
-            return attr in LOOP_ATTRIBUTES
+        kind: type = type(obj)
+        readable = _readable(kind)
+        if readable is not None:
+            return attr in readable
         if isinstance(obj, Namespace):
             return True  # its attributes are what the template itself set
         if isinstance(obj, TemplateModule):
