@@ -20,8 +20,8 @@ import yaml
 from hooks.rendering.yamlloader import INT64, MAX_DEPTH, MAX_NODES, KubernetesLoader
 
 MOST_CHARACTERS = MAX_NODES  # a value takes a character at least: no node count is needed
-_LONGEST_KEY = 170  # PyYAML allows 1024 characters in an implicit key; a \uXXXX escape takes 6 of them
-_LONGEST_WORD = 256  # plain words are remembered: only short ones
+_LONGEST_KEY = 1000  # PyYAML allows 1024 characters from an implicit key's start to its colon
+_LONGEST_WORD = 256  # a longer plain value is left to PyYAML (4096 words read are remembered)
 
 # Printable ASCII and line feeds only: no tabs, no carriage returns, nothing YAML reads as a
 # line break or refuses. A \u escape of a UTF-16 surrogate, which JSON pairs and YAML does not.
@@ -29,6 +29,7 @@ _UNREADABLE = re.compile(r"[^\n -~]|\\u[dD][89a-fA-F]")
 _WORD = r"-?[A-Za-z0-9_/][A-Za-z0-9_./-]*"  # nothing YAML could read as an indicator or a comment
 _PLAIN = re.compile(_WORD)
 _KEY = re.compile(rf'(?:({_WORD})|("(?:[^"\\]|\\.)*")):(?: +|$)')
+_FLOW_KEY = re.compile(r'"(?:[^"\\]|\\.)*" *:')  # in JSON text that orjson has read
 _ESCAPE = re.compile(r"\\\\|\\U([0-9a-fA-F]{8})")  # an escaped backslash, or YAML's \U (not JSON's)
 _MARKER = "-"  # a sequence entry, on a line of its own (`- x` becomes `-` and `x` two columns on)
 
@@ -66,7 +67,11 @@ def _documents(text: str) -> list[list[_Line]]:
             documents.append([])
             continue
         lines, indent = documents[-1], len(line) - len(content)
+        markers = 0
         while content == _MARKER or content.startswith("- "):
+            markers += 1
+            if markers > MAX_DEPTH:
+                raise _Unread  # too deep anyway; and each marker split off copies the rest
             lines.append((indent, None, _MARKER))
             rest = content[1:].lstrip(" ")
             if not rest:
@@ -87,9 +92,6 @@ def _document(lines: list[_Line]) -> Any:
     the document unread."""
     if not lines:
         return None
-    _, key, text = lines[0]
-    if key is None and text != _MARKER:
-        raise _Unread  # a document that is one value
     value, end = _block(lines, 0, 1)
     if end != len(lines):
         raise _Unread
@@ -98,8 +100,6 @@ def _document(lines: list[_Line]) -> Any:
 
 def _block(lines: list[_Line], at: int, depth: int) -> tuple[Any, int]:
     """The collection or value starting at line `at`, and the line after it."""
-    if depth > MAX_DEPTH:
-        raise _Unread
     _, key, text = lines[at]
     if key is not None:
         return _mapping(lines, at, depth)
@@ -109,6 +109,7 @@ def _block(lines: list[_Line], at: int, depth: int) -> tuple[Any, int]:
 
 
 def _sequence(lines: list[_Line], at: int, depth: int) -> tuple[list[Any], int]:
+    _check_depth(depth + 1)  # of its items: it has one at least
     indent, items, end = lines[at][0], [], len(lines)
     while at < end and lines[at] == (indent, None, _MARKER):
         at += 1
@@ -121,13 +122,14 @@ def _sequence(lines: list[_Line], at: int, depth: int) -> tuple[list[Any], int]:
 
 
 def _mapping(lines: list[_Line], at: int, depth: int) -> tuple[dict[str, Any], int]:
+    _check_depth(depth + 1)  # of its values: it has one at least
     indent, mapping, end = lines[at][0], {}, len(lines)
     while at < end:
         line_indent, key, text = lines[at]
-        if line_indent != indent or key is None and text == _MARKER:
+        if line_indent != indent:
             break
         if key is None:
-            raise _Unread  # a value where a key must be
+            raise _Unread  # a value or an entry where a key must be
         at += 1
         value: Any = None
         if text:
@@ -146,18 +148,24 @@ def _key(word: str | None, quoted: str | None) -> str:
             raise _Unread  # `true: x`, `1: x`: keys that are not strings
         return word
     assert quoted is not None
-    key = _json(quoted)
-    if not isinstance(key, str) or len(quoted) > _LONGEST_KEY:
+    if len(quoted) > _LONGEST_KEY:
         raise _Unread
+    key: str = _json(quoted)  # a JSON string literal: a string, or refused
     return key
 
 
-def _value(text: str, depth: int) -> Any:
+def _check_depth(depth: int) -> None:
     if depth > MAX_DEPTH:
         raise _Unread
+
+
+def _value(text: str, depth: int) -> Any:
+    """A value on its line, at `depth` (which its collection checked)."""
     if text[0] in '"[{':
         value = _json(text)
         _check(value, depth)
+        if len(text) > _LONGEST_KEY and any(len(key) > _LONGEST_KEY for key in _FLOW_KEY.findall(text)):
+            raise _Unread  # a key too long for PyYAML, written out (escapes, spaces and all)
         return value
     if not _PLAIN.fullmatch(text) or len(text) > _LONGEST_WORD:
         raise _Unread
@@ -185,13 +193,10 @@ def _as_json_escape(match: re.Match[str]) -> str:
 
 def _check(value: Any, depth: int) -> None:
     """JSON that YAML reads differently, or refuses: a float (`1e3` is a string to YAML 1.1),
-    an integer beyond 64 bits, a long key, nesting past the limit."""
-    if depth > MAX_DEPTH:
-        raise _Unread
+    an integer beyond 64 bits, nesting past the limit."""
+    _check_depth(depth)
     if isinstance(value, dict):
-        for key, item in value.items():
-            if len(key) > _LONGEST_KEY:
-                raise _Unread
+        for item in value.values():
             _check(item, depth + 1)
     elif isinstance(value, list):
         for item in value:
@@ -201,11 +206,15 @@ def _check(value: Any, depth: int) -> None:
 
 
 _REFUSED = object()
+_RESOLVER = KubernetesLoader("")  # only its implicit resolvers are asked: they read no state
+_STR = "tag:yaml.org,2002:str"
 
 
 @functools.lru_cache(maxsize=4096)
 def _resolved(word: str) -> Any:
     """What PyYAML reads the word as: alone, a word is a document of one plain scalar."""
+    if _RESOLVER.resolve(yaml.ScalarNode, word, (True, False)) == _STR:
+        return word
     try:
         value = yaml.load(word, Loader=KubernetesLoader)  # noqa: S506 - a safe loader
     except yaml.YAMLError:

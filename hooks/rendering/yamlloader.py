@@ -35,9 +35,18 @@ def _float(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> float:
     return value
 
 
+def _int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int:
+    try:
+        return loader.construct_yaml_int(node)
+    except ValueError:  # `0x_`: what the resolver takes for an integer has no digits
+        raise yaml.constructor.ConstructorError(None, None, f"{node.value!r} is not an integer",
+                                                node.start_mark) from None
+
+
 for _tag in ("binary", "set", "omap", "pairs", "timestamp"):
     KubernetesLoader.add_constructor(f"tag:yaml.org,2002:{_tag}", _refuse)
 KubernetesLoader.add_constructor("tag:yaml.org,2002:float", _float)
+KubernetesLoader.add_constructor("tag:yaml.org,2002:int", _int)
 KubernetesLoader.add_constructor("tag:yaml.org,2002:timestamp", _refuse)
 
 

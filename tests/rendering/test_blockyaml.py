@@ -102,6 +102,9 @@ READ = [
     'a: "\\u00e9\\u2028"\nb: "\\U0001f600"\nc: "\\\\U0001f600"\nd: "\\b\\f\\t\\r"\n',
     deep(MAX_DEPTH), "a: " + "[" * (MAX_DEPTH - 1) + "]" * (MAX_DEPTH - 1) + "\n",  # as deep as may be
     "  a: 1\n  b: 2\n",  # an indented document
+    "word\n", '"a string"\n', "[1, 2]\n", "8000\n",  # a document that is one value
+    'a: {"' + "\\U0001F600" * 98 + '": 1}\n', 'a: {"k"' + " " * 990 + ': 1}\n',  # long keys, yet short enough
+    '"' + "k" * 990 + '": 1\n', "k" * 990 + ": 1\n",
 ]
 
 
@@ -120,13 +123,19 @@ UNREAD = [
     "a: 'single'\n", "a: |\n  block\n", "a: >\n  folded\n", "a: b c\n", "a: b # comment\n", "a:b\n",
     "a: ~\n", "a: .inf\n", "a: -.5\n", "a: +1\n", "a: =\n", "a: @x\n", "a: `x`\n",
     "true: x\n", "1: x\n", "null: x\n", "~: x\n",  # keys that are not strings
-    '"' + "k" * 200 + '": 1\n', "k" * 200 + ": 1\n", 'a: {"' + "k" * 200 + '": 1}\n',  # long implicit keys
+    '"' + "k" * 1030 + '": 1\n', "k" * 1030 + ": 1\n", 'a: {"' + "k" * 1030 + '": 1}\n',  # long implicit keys
     "a: [1,\n  2]\n", "a: b\n  c\n", 'a: "x"\n  - y\n', "a: 1\n b: 2\n", "- a\n -b\n", "a:\n  - 1\n - 2\n",
-    "a: {}\n  b: 1\n", "- a\n  b: 1\n", "a: 1\n- b\n",
+    "a: {}\n  b: 1\n", "- a\n  b: 1\n", "a: 1\n- b\n", "a: 1\nb\n", "a:\n  b: 1\n  c\n",
     "--- a: 1\n", "%YAML 1.1\n---\na: 1\n", "a: 1\n...\n", "---x: 1\n",
     "a: &x 1\nb: *x\n", "a: !!str 1\n", "? a\n: b\n", "<<: {a: 1}\n", "a: 1\n<<: x\n",
-    "just a scalar\n", "\"just a string\"\n", "[1, 2]\n",
     deep(MAX_DEPTH + 1), "a: " + "[" * MAX_DEPTH + "]" * MAX_DEPTH + "\n",  # deeper than may be
+    "".join("  " * i + f"k{i}:\n" for i in range(MAX_DEPTH)),  # a null deeper than may be
+    "- " * (MAX_DEPTH - 1) + "-\n", "- " * 100_000 + "a\n",
+    "".join("  " * i + f"k{i}:\n" for i in range(MAX_DEPTH - 1)) + "  " * (MAX_DEPTH - 2) + "-\n",
+    # Flow keys PyYAML finds too long: 1024 characters from the quote to the colon, as written.
+    'a: {"' + "\\U0001F600" * 103 + '": 1}\n', 'a: {"k"' + " " * 1022 + ': 1}\n',
+    'a: {"k": {"' + "x" * 1030 + '": 1}, "k": 1}\n',  # overwritten, yet read by PyYAML
+    "a: 0x_\n", "a: 0x_\n  b\n", "k:\n    -0x_\n    - null\n", "a: 0x_\nb: [\n",  # no digits: not an integer
 ]
 
 
