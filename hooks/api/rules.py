@@ -72,6 +72,8 @@ def _read_by(expressions: tuple[str, ...], value: Any) -> Any:
     return {key: item for key, item in value.items() if key in fields}
 
 
+# CEL's string literals (triple-quoted, quoted, raw or bytes): what they hold is not code.
+_STRING = re.compile(r"[rRbB]*(?:'''.*?'''" r'|""".*?"""' r"|'(?:[^'\\\n]|\\.)*'" r'|"(?:[^"\\\n]|\\.)*")', re.S)
 _SELF = re.compile(r"\bself\b(?:\.([A-Za-z_][A-Za-z0-9_]*)\b(?!\s*\())?")
 
 
@@ -79,7 +81,10 @@ _SELF = re.compile(r"\bself\b(?:\.([A-Za-z_][A-Za-z0-9_]*)\b(?!\s*\())?")
 def _fields_read(expressions: tuple[str, ...]) -> frozenset[str] | None:
     """The fields of `self` the expressions read; None when any reads `self` otherwise (whole,
     by index, or by a method such as `self.all(...)`)."""
-    fields = [match[1] for expression in expressions for match in _SELF.finditer(expression)]
+    code = [_STRING.sub(" ", expression) for expression in expressions]
+    if any("//" in text or "'" in text or '"' in text for text in code):
+        return None  # a comment could hide what follows `self.name`; a quote, a string not understood
+    fields = [match[1] for text in code for match in _SELF.finditer(text)]
     return None if None in fields else frozenset(fields)
 
 

@@ -53,3 +53,19 @@ def test_judged_together_as_one_by_one_for_generated_specs(spec: dict[str, Any])
 def test_judged_together_as_one_by_one_for_any_value(model: type[RuledModel], value: Any) -> None:
     """Values of any shape, which some rules cannot evaluate (their verdict is None)."""
     assert broken(model.cel_rules, value) == one_by_one(model.cel_rules, value)
+
+
+SHAPES = [  # how an expression may read `self`: only `self.field` lets the value be cut to those fields
+    "self.a == 1", "has(self.a) && self.a.all(k, k != 'self.b')", "self.all(k, k.startsWith('a'))",
+    "self.all // a comment\n(k, k.startsWith('a'))", "self.exists // c\n(k, k == 'b')", "size(self) == 2",
+    "self['a'] == 1", "self.?a.orValue(0) == 1", "self . a == 1", "'self' == 'self' && self.a == 1",
+    "self.a == 'x' // self.b == 1", "self.a == r'^\\d//$'", "self.a.size() == 1 && self.map(k, k).size() == 2",
+]
+VALUES: list[Any] = [{"a": 1, "b": 2}, {"b": 1}, {"a": "x"}, {"a": {"k": 1}}, {}, {"ab": 1, "a": 1}, []]
+
+
+def test_judged_together_as_one_by_one_for_every_way_of_reading_self() -> None:
+    for shape in SHAPES:
+        rule = Rule(shape, "message")
+        for value in VALUES:
+            assert broken((rule,), value) == one_by_one((rule,), value), (shape, value)
