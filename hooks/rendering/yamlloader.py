@@ -5,6 +5,7 @@ lacks (binary, sets, infinities), and the limits on what it may build."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import yaml
@@ -35,18 +36,29 @@ def _float(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> float:
     return value
 
 
-def _int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int:
-    try:
-        return loader.construct_yaml_int(node)
-    except ValueError:  # `0x_`: what the resolver takes for an integer has no digits
-        raise yaml.constructor.ConstructorError(None, None, f"{node.value!r} is not an integer",
-                                                node.start_mark) from None
+Construct = Callable[[yaml.SafeLoader, yaml.ScalarNode], Any]
+
+
+def _strict(kind: str, construct: Construct) -> Construct:
+    """`construct`, failing with a YAML error (which reports the template) where PyYAML's own
+    fails with a Python one: `0x_` (an integer to the resolver, without digits), `!!int ""`,
+    `!!float x`, `!!bool x`."""
+    def constructed(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> Any:
+        try:
+            return construct(loader, node)
+        except (ValueError, IndexError, KeyError):
+            shown = node.value if len(node.value) <= 40 else node.value[:40] + "..."
+            raise yaml.constructor.ConstructorError(None, None, f"{shown!r} is not a valid {kind}",
+                                                    node.start_mark) from None
+
+    return constructed
 
 
 for _tag in ("binary", "set", "omap", "pairs", "timestamp"):
     KubernetesLoader.add_constructor(f"tag:yaml.org,2002:{_tag}", _refuse)
-KubernetesLoader.add_constructor("tag:yaml.org,2002:float", _float)
-KubernetesLoader.add_constructor("tag:yaml.org,2002:int", _int)
+KubernetesLoader.add_constructor("tag:yaml.org,2002:float", _strict("number", _float))
+KubernetesLoader.add_constructor("tag:yaml.org,2002:int", _strict("integer", yaml.SafeLoader.construct_yaml_int))
+KubernetesLoader.add_constructor("tag:yaml.org,2002:bool", _strict("boolean", yaml.SafeLoader.construct_yaml_bool))
 KubernetesLoader.add_constructor("tag:yaml.org,2002:timestamp", _refuse)
 
 

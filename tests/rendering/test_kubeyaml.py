@@ -80,6 +80,8 @@ EDGES = [
     "? !!merge\n: {x: 1, y: 2}\ny: 3\n",  # a merge key spelled as a tag
     "? !!str {a: 1}\n: b\n",
     "a: {=: 1}\nb: [\"=\"]\n",
+    "a: 0x_\n", "a: !!int ''\n", "a: !!int _\n", "a: !!float x\n", "a: !!float ''\n", "a: !!bool x\n",
+    "a: " + "1" * 5000 + "\n",  # what PyYAML's constructors fail on with Python errors
     # With anchors and aliases: read as constructed (the walk would visit shared nodes again).
     "d: &d {" + ", ".join(["k: 1"] * 2000) + "}\nl: [" + ", ".join(["*d"] * 500) + "]\n",
     "a: {&k =: 1}\nb: [*k]\n",
@@ -107,3 +109,11 @@ def test_generated_documents_read_as_the_reference_reads_them(documents: list[An
     if duplicate:  # every top-level key of the first document written twice, the second time last
         text += "".join(line + "\n" for line in text.splitlines()[:2])
     assert outcome(load_all, text) == outcome(reference, text)
+
+
+@pytest.mark.parametrize("text", ["a: 0x_\n", "a: !!int ''\n", "a: !!float x\n", "a: !!bool x\n",
+                                  "a: " + "1" * 5000 + "\n", "a:\n  b: !!float ''\n"])
+def test_a_scalar_its_tag_cannot_construct_is_a_yaml_error(text: str) -> None:
+    """A YAML error reports the template; any other would make the hook answer 500."""
+    with pytest.raises(yaml.YAMLError, match="is not a valid"):
+        load_all(text)
