@@ -7,11 +7,11 @@ as 0 (one rule, here), while a child without apiVersion, kind or name is a bad r
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Literal
 
+from hooks.canonical import loads
 from hooks.contract.lastapplied import LAST_APPLIED_ANNOTATION
 
 REVISION_LABEL = "serving.llmdeploy.io/revision"  # a hash of the pod template (hooks.core.revision)
@@ -171,7 +171,7 @@ def _resolved(meta: JSON) -> JSON | None:
     if not isinstance(text, str):
         return None
     try:
-        found = json.loads(text)
+        found = loads(text)  # strict JSON: no NaN, no lone surrogate (a template could not quote it)
     except ValueError:
         return None
     return found if isinstance(found, dict) else None

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from hooks.contract.lastapplied import LAST_APPLIED_ANNOTATION
-from hooks.contract.observed import ObservedRoute
+from hooks.contract.observed import RESOLVED_ANNOTATION, ObservedRoute
 from hooks.contract.request import parse_request
 
 from tests import metacontroller as mc
@@ -68,3 +68,16 @@ def test_routes_on_a_gateway_are_not_the_mesh_split_whatever_their_name() -> Non
     for routes, expected in (([external], {}), ([mesh], {"llama3-external": ObservedRoute(
             "gateway-api", {"stable": 80, "canary": 20})})):
         assert parse_request(mc.request(mc.parent({}), routes)).observed.routes == expected
+
+
+def test_a_pin_annotation_is_read_as_strict_json() -> None:
+    """A value JSON does not allow (NaN, a lone surrogate) would reach a template, which
+    cannot quote it: such an annotation reads as no pin at all."""
+    pins = {"ok": '{"version": "3"}', "nan": '{"version": NaN}', "surrogate": '{"artifactUri": "s3://b/\\ud800"}',
+            "list": "[1]", "broken": "{"}
+    read = {}
+    for name, text in pins.items():
+        live = deployment("llama3-stable", {})
+        live["metadata"]["annotations"][RESOLVED_ANNOTATION] = text  # type: ignore[index]
+        read[name] = parse_request(mc.request(mc.parent({}), [live])).observed.deployments["llama3-stable"].resolved
+    assert read == {"ok": {"version": "3"}, "nan": None, "surrogate": None, "list": None, "broken": None}
