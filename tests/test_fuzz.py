@@ -14,7 +14,8 @@ from hooks.contract.lastapplied import LAST_APPLIED_ANNOTATION
 from hooks.core.facts import Facts
 from hooks.edge.templates import load_templates
 from hooks.settings import Settings
-from hooks.web.hook import Answer, Hook
+from hooks.web.answer import Answer
+from hooks.web.hook import Hook
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from schemathesis import GenerationMode

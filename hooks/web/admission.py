@@ -17,7 +17,7 @@ from fastapi.responses import Response
 from starlette.requests import ClientDisconnect
 from starlette.types import Receive, Scope, Send
 
-from hooks.web.hook import Answer, error
+from hooks.web.answer import Answer, error
 
 FREE_PREFIX_BYTES = 64 << 10  # of each body: what a sync of an ordinary resource needs
 

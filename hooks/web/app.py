@@ -37,7 +37,8 @@ from hooks.edge.templates import read_sources
 from hooks.errors import TemplateError
 from hooks.settings import Settings
 from hooks.web.admission import BodyBudget, Held, HeldResponse, Refused
-from hooks.web.hook import Answer, Hook, error
+from hooks.web.answer import Answer, error
+from hooks.web.hook import Hook
 from hooks.web.logs import FIELDS
 from hooks.web.metrics import CONTENT_TYPE, Metrics
 from hooks.web.reload import TemplateReloader

@@ -18,7 +18,6 @@ import pickle
 import threading
 import time
 from collections import OrderedDict
-from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 import lz4.block
@@ -26,8 +25,8 @@ import lz4.block
 from hooks.canonical import dumps, loads
 from hooks.core.desired import Desired, DesiredInputs
 from hooks.settings import DEFAULT_CACHE_BYTES, DEFAULT_CACHE_SIZE
+from hooks.web.answer import Answer
 
-Answer = TypeVar("Answer")
 Meta = TypeVar("Meta")
 
 
@@ -116,16 +115,7 @@ class DesiredCache(CompressedLRU[Desired]):
             self.keep(key, dumps(desired.children), dataclasses.replace(desired, children=()))
 
 
-@dataclass(frozen=True)
-class Replay:
-    """An answer given again: its body, and what to log and count about it."""
-
-    body: bytes
-    outcome: str
-    fields: dict[str, Any]
-
-
-class AnswerMemory(CompressedLRU[tuple[str, dict[str, Any]]]):
+class AnswerMemory(CompressedLRU[tuple[int, str, dict[str, Any]]]):
     """Answers by (template set, the request's exact bytes), for answers that hold at any time
     (`SyncResult.replayable`): most syncs are resyncs of a resource nothing happened to, byte
     for byte the request before."""
@@ -134,15 +124,18 @@ class AnswerMemory(CompressedLRU[tuple[str, dict[str, Any]]]):
     def key(body: bytes, templates: str) -> bytes:
         return templates.encode() + hashlib.sha256(body).digest()
 
-    def get(self, key: bytes) -> Replay | None:
+    def get(self, key: bytes) -> Answer | None:
         found = self.recall(key)
-        return None if found is None else Replay(found[0], *found[1])
+        if found is None:
+            return None
+        body, (status_code, outcome, fields) = found
+        return Answer(status_code, body, outcome, fields)
 
-    def put(self, key: bytes, replay: Replay) -> None:
-        self.keep(key, replay.body, (replay.outcome, replay.fields))
+    def put(self, key: bytes, answer: Answer) -> None:
+        self.keep(key, answer.body, (answer.status_code, answer.outcome, answer.fields))
 
 
-class FailureMemory(Generic[Answer]):
+class FailureMemory:
     """Answers of renders that failed, by the same key, for `seconds` (thread-safe, bounded)."""
 
     def __init__(self, seconds: float, size: int = 1024) -> None:

@@ -9,16 +9,16 @@ Metacontroller delete or change a serving child.
 
 from __future__ import annotations
 
+import dataclasses
 import hmac
 import logging
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from hooks.api.validation import too_deep
-from hooks.canonical import dumps, loads
+from hooks.canonical import loads
 from hooks.contract.request import SyncRequest, parse_request
 from hooks.contract.response import encode_response
 from hooks.core.desired import Desired, desired_inputs
@@ -29,27 +29,14 @@ from hooks.core.strategy import RolloutRender
 from hooks.core.sync import sync
 from hooks.errors import Busy, ConfigError, RequestError, TemplateError, UnsafeToAnswer
 from hooks.settings import Settings
-from hooks.web.cache import AnswerMemory, DesiredCache, FailureMemory, Replay
+from hooks.web.answer import Answer, error
+from hooks.web.cache import AnswerMemory, DesiredCache, FailureMemory
 from hooks.web.logs import FIELDS
 from hooks.web.metrics import Metrics
 from hooks.workers.renderer import Renderer
 
 log = logging.getLogger("llmdeploy")
 Resolutions = Mapping[str, Resolution]
-
-
-@dataclass(frozen=True)
-class Answer:
-    """What the hook answers one sync request with, and what to log and count about it."""
-
-    status_code: int
-    body: bytes
-    outcome: str
-    fields: dict[str, Any]
-
-
-def error(code: int, outcome: str, kind: str, message: str, fields: dict[str, Any] | None = None) -> Answer:
-    return Answer(code, dumps({"error": kind, "message": message}), outcome, {**(fields or {}), "error": message})
 
 
 def read_token(path: Path | None) -> str | None:
@@ -79,7 +66,7 @@ class Hook:
         self.token = read_token(settings.server.auth_token_file)
         self.cache = DesiredCache(settings.server.cache_size, settings.server.cache_bytes)
         self.answers = AnswerMemory(settings.server.cache_size, settings.server.cache_bytes)
-        self.failures: FailureMemory[Answer] = FailureMemory(settings.render.failure_memory_seconds)
+        self.failures = FailureMemory(settings.render.failure_memory_seconds)
         self.templates: str | None = None  # the digest of the set in use; None: not ready
 
     def install(self, templates: str) -> None:
@@ -113,7 +100,7 @@ class Hook:
             return key, None
         self.metrics.replayed.inc()
         self.metrics.saw_phase(found.fields["parent"], found.fields["phase"])
-        return key, Answer(200, found.body, found.outcome, {**found.fields, "replayed": True})
+        return key, dataclasses.replace(found, fields={**found.fields, "replayed": True})
 
     def remembered(self, request: SyncRequest, templates: str, rollout: RolloutRender | None = None,
                    resolutions: Resolutions | None = None) -> Desired | None:
@@ -194,7 +181,7 @@ class Hook:
         self.metrics.saw_phase(fields["parent"], result.status.phase)
         fields |= {"children": len(result.children), "phase": result.status.phase}
         if result.replayable and replay_key is not None:
-            self.answers.put(replay_key, Replay(body, result.outcome, dict(fields)))
+            self.answers.put(replay_key, Answer(200, body, result.outcome, dict(fields)))
         return Answer(200, body, result.outcome, fields)
 
     def respond(self, body: bytes, facts: Facts) -> Answer:

@@ -240,7 +240,8 @@ def test_what_a_memory_holds_is_what_it_counts(memory: str) -> None:
     import tracemalloc
 
     from bench import corpus
-    from hooks.web.cache import AnswerMemory, Replay
+    from hooks.web.answer import Answer
+    from hooks.web.cache import AnswerMemory
 
     from tests.syncing import local_hook
 
@@ -262,8 +263,8 @@ def test_what_a_memory_holds_is_what_it_counts(memory: str) -> None:
             if isinstance(filled, DesiredCache):
                 filled.put(key, pickle.loads(pickle.dumps(desired)))  # as a render worker hands it over
             else:
-                filled.put(key, Replay(answered.body.replace(b"llama3", f"m{i:06d}".encode()), answered.outcome,
-                                       dict(answered.fields)))
+                filled.put(key, Answer(200, answered.body.replace(b"llama3", f"m{i:06d}".encode()),
+                                       answered.outcome, dict(answered.fields)))
         gc.collect()
         held = tracemalloc.get_traced_memory()[0] - before
     finally:

@@ -15,7 +15,8 @@ from hooks.canonical import dumps
 from hooks.core.facts import Facts
 from hooks.edge.templates import read_sources
 from hooks.settings import ROUTERS, Settings
-from hooks.web.cache import AnswerMemory, Replay
+from hooks.web.answer import Answer
+from hooks.web.cache import AnswerMemory
 from hooks.web.logs import FIELDS
 
 from tests import metacontroller as mc
@@ -107,7 +108,7 @@ def test_the_memory_is_bounded_in_entries_and_bytes() -> None:
     by_count, by_bytes = AnswerMemory(size=10), AnswerMemory(size=1000, max_bytes=256 * 1024)
     for memory in (by_count, by_bytes):
         for i in range(100):
-            memory.put(AnswerMemory.key(str(i).encode(), "t"), Replay(answer(i), "ok", {}))
+            memory.put(AnswerMemory.key(str(i).encode(), "t"), Answer(200, answer(i), "ok", {}))
     assert len(by_count) == 10
     assert by_bytes.bytes <= 256 * 1024 and 50 < len(by_bytes) < 100
     kept = by_count.get(AnswerMemory.key(b"99", "t"))
