@@ -28,6 +28,10 @@ EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 @lru_cache(maxsize=1)
 def hook() -> Hook:
+    return new_hook()
+
+
+def new_hook() -> Hook:
     """The hook of an install with every router and a Prometheus named default (never asked:
     no recorded rollout has a measurement due)."""
     settings = Settings.with_prometheus({"default": "http://127.0.0.1:9"})
@@ -57,6 +61,6 @@ def _timestamps(request: dict[str, Any]) -> Iterator[Any]:
             yield condition.get("lastUpdateTime")
 
 
-def answer(request: dict[str, Any]) -> tuple[int, bytes]:
-    result = hook().respond(dumps(request), Facts(newest_timestamp(request)))
+def answer(request: dict[str, Any], by: Hook | None = None) -> tuple[int, bytes]:
+    result = (by or hook()).respond(dumps(request), Facts(newest_timestamp(request)))
     return result.status_code, result.body

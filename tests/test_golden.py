@@ -6,9 +6,11 @@ import json
 from typing import Any
 
 import pytest
+from hooks.web.cache import AnswerMemory
+from hooks.web.hook import Hook
 
 from tests.golden import load
-from tests.golden_answer import answer
+from tests.golden_answer import answer, new_hook
 
 CASES = [case for group in ("examples", "corpus") for case in load(group)]
 
@@ -27,3 +29,22 @@ def test_answer_is_unchanged(case: dict[str, Any]) -> None:
         assert body.decode() == case["body"]
     else:
         assert json.loads(body)["error"] == json.loads(case["body"])["error"]
+
+
+@pytest.fixture(scope="module")
+def forgetful() -> Hook:
+    """A hook that keeps desired states but no answers: a request sent again is synced again,
+    its children from the cache (kept as canonical JSON, and written into the answer as such)."""
+    hook = new_hook()
+    hook.answers = AnswerMemory(size=0)
+    return hook
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c["code"] == 200], ids=lambda c: c["name"])
+def test_answer_from_the_cache_is_unchanged(forgetful: Hook, case: dict[str, Any]) -> None:
+    first = answer(case["request"], forgetful)
+    hits = forgetful.cache.hits
+    again = answer(case["request"], forgetful)
+    assert first == again == (200, case["body"].encode())
+    if not case["request"].get("finalizing"):
+        assert forgetful.cache.hits > hits

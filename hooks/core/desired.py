@@ -10,7 +10,7 @@ a stale answer. Its result is what `sync` is given.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -73,7 +73,7 @@ class DesiredInputs:
 class Desired:
     outcome: Literal["ok", "invalid", "paused", "unresolved"]  # unresolved: a registry reference has no version yet
     spec_errors: tuple[str, ...] = ()
-    children: tuple[JSON, ...] = ()
+    children: Sequence[JSON] = ()  # a tuple, or from the cache a CanonicalArray
     plan: Plan | None = None  # with outcome ok
     revision: str | None = None  # of the pod template the spec renders for the stable
     policy: RolloutPolicy | None = None  # with the Canary strategy

@@ -9,7 +9,7 @@ fast the answer comes, never what it is.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
@@ -31,7 +31,7 @@ Outcome = Literal["ok", "invalid", "paused", "unresolved", "finalizing"]
 
 @dataclass(frozen=True)
 class SyncResult:
-    children: tuple[dict[str, Any], ...]
+    children: Sequence[dict[str, Any]]
     status: LLMDeploymentStatus
     outcome: Outcome  # what happened, for logs and metrics
     finalized: bool | None = None  # answered to a finalize call only: whether nothing is left

@@ -22,7 +22,7 @@ from typing import Any, Generic, TypeVar
 
 import lz4.block
 
-from hooks.canonical import dumps, loads
+from hooks.canonical import CanonicalArray, encoded_array
 from hooks.core.desired import Desired, DesiredInputs
 from hooks.settings import DEFAULT_CACHE_BYTES, DEFAULT_CACHE_SIZE
 from hooks.web.answer import Answer
@@ -94,8 +94,9 @@ def _cost(key: bytes, entry: tuple[bytes, bytes]) -> int:
     return len(key) + len(entry[0]) + len(entry[1]) + ENTRY_OVERHEAD
 
 
-class DesiredCache(CompressedLRU[Desired]):
-    """Desired states by (template set, inputs): their children as canonical JSON."""
+class DesiredCache(CompressedLRU[tuple[int, Desired]]):
+    """Desired states by (template set, inputs): their children as canonical JSON, handed back
+    as such (`CanonicalArray`: the answer takes the bytes, nothing decodes them unless read)."""
 
     @staticmethod
     def key(inputs: DesiredInputs, templates: str) -> bytes | None:
@@ -107,12 +108,13 @@ class DesiredCache(CompressedLRU[Desired]):
         found = self.recall(key) if key is not None else None
         if found is None:
             return None
-        children, desired = found
-        return dataclasses.replace(desired, children=tuple(loads(children)))
+        children, (count, desired) = found
+        return dataclasses.replace(desired, children=CanonicalArray(children, count))
 
     def put(self, key: bytes | None, desired: Desired) -> None:
         if key is not None:
-            self.keep(key, dumps(desired.children), dataclasses.replace(desired, children=()))
+            self.keep(key, encoded_array(desired.children),
+                      (len(desired.children), dataclasses.replace(desired, children=())))
 
 
 class AnswerMemory(CompressedLRU[tuple[int, str, dict[str, Any]]]):
