@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 from hooks.canonical import CanonicalArray, dumps, encoded_array
 
-ITEMS: tuple[dict[str, Any], ...] = ({"kind": "Service", "metadata": {"name": "a"}}, {"kind": "Deployment", "spec": {"replicas": 2}})
+ITEMS: tuple[dict[str, Any], ...] = ({"kind": "Service", "metadata": {"name": "a"}},
+                                     {"kind": "Deployment", "spec": {"replicas": 2}})
 
 
 def kept(items: tuple[dict[str, Any], ...] = ITEMS) -> CanonicalArray:
